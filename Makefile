@@ -1,0 +1,47 @@
+# HAPTIC developer entry points. `make demo` and `make test` install what
+# they need; downloads and builds are cached under .cache/ (git-ignored).
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+
+GO        ?= go
+CACHE     := $(CURDIR)/.cache
+BIN       := $(CACHE)/bin
+SERIES    := 3.0 3.2 3.4
+GOLANGCI_VERSION := v2.15.0
+GOLANGCI  := $(BIN)/golangci-lint
+export HAPTIC_CACHE_DIR := $(CACHE)
+
+.PHONY: all test test-unit test-integration lint haproxy bench demo build deps fuzz
+
+all: build
+
+## deps: Debian packages the scripts and tests use (idempotent).
+deps:
+	@./hack/install-deps.sh
+
+## haproxy: install HAProxy 3.0, 3.2 and 3.4 under .cache/haproxy/<series>.
+haproxy: deps
+	@for s in $(SERIES); do ./hack/install-haproxy.sh $$s; done
+
+build:
+	$(GO) build -o $(BIN)/haptic ./cmd/haptic
+
+## test: everything: vet, unit tests with the race detector, integration
+## tests against real HAProxy 3.0/3.2/3.4.
+test: haproxy
+	$(GO) vet ./...
+	$(GO) test -race -count=1 ./...
+
+## test-unit: fast tests only (no HAProxy, no cluster), with -race.
+test-unit:
+	$(GO) test -race -short -count=1 ./...
+
+lint: $(GOLANGCI)
+	$(GOLANGCI) run ./...
+
+$(GOLANGCI):
+	GOBIN=$(BIN) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION)
+
+## bench: the benchmarks, printed in go test's stable format.
+bench: haproxy
+	$(GO) test -run '^$$' -bench . -benchmem ./...
