@@ -1,0 +1,364 @@
+package deployplan
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/haptic-io/haptic/agentapi"
+	"github.com/haptic-io/haptic/renderplan"
+)
+
+// diffBackends merges the two sorted backend lists.
+func (d *differ) diffBackends() {
+	a, b := d.base.Backends, d.next.Backends
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		c := mergeStep(len(a)-i, len(b)-j, func() int { return strings.Compare(a[i].Name, b[j].Name) })
+		switch {
+		case c < 0:
+			d.sectionsChanged = true
+			d.removeBackend(&a[i])
+			i++
+		case c > 0:
+			d.sectionsChanged = true
+			d.addBackend(&b[j])
+			j++
+		default:
+			d.changeBackend(&a[i], &b[j])
+			i++
+			j++
+		}
+	}
+}
+
+func (d *differ) removeBackend(be *renderplan.Backend) {
+	subject := "backend " + be.Name
+	switch {
+	case be.Shape != renderplan.ShapeDynamic:
+		d.mustReload(subject, "structural backend removed")
+		return
+	case !d.caps.DynamicBackends:
+		d.mustReload(subject, "dynamic backend removed; HAProxy %s cannot delete backends at runtime (3.4+)", d.caps.Series)
+		return
+	}
+	d.emit(agentapi.Op{Kind: agentapi.OpUnpublishBackend, Backend: be.Name})
+	for _, s := range be.Servers {
+		d.emit(agentapi.Op{Kind: agentapi.OpDelServer, Backend: be.Name, Server: s.Name})
+	}
+	d.emit(agentapi.Op{Kind: agentapi.OpDelBackend, Backend: be.Name})
+	d.runtime(subject, "dynamic backend removed (%s)", plural(len(be.Servers), "server"))
+}
+
+func (d *differ) addBackend(be *renderplan.Backend) {
+	subject := "backend " + be.Name
+	switch {
+	case be.Shape != renderplan.ShapeDynamic:
+		d.mustReload(subject, "structural backend added (%s)", shapeReason(be))
+		return
+	case !d.caps.DynamicBackends:
+		d.mustReload(subject, "dynamic backend added; HAProxy %s cannot add backends at runtime (3.4+)", d.caps.Series)
+		return
+	case d.pendingIn(be.Name):
+		d.mustReload(subject, "added while the pod still waits to delete a backend of that name or its servers")
+		return
+	}
+	if owner := d.baseGUIDOwner(be.GUID); owner != "" {
+		d.mustReload(subject, "guid %s is still held by backend %s until that one is deleted", be.GUID, owner)
+		return
+	}
+	d.emit(agentapi.Op{Kind: agentapi.OpAddBackend, Backend: be.Name, Profile: be.Profile, Mode: be.Mode, GUID: be.GUID})
+	for i := range be.Servers {
+		if !d.addServer(be, &be.Servers[i]) {
+			return
+		}
+	}
+	d.emit(agentapi.Op{Kind: agentapi.OpPublishBackend, Backend: be.Name})
+	d.runtime(subject, "dynamic backend added (%s)", plural(len(be.Servers), "server"))
+}
+
+// pendingIn reports whether a delete of the backend or of one of its
+// servers is pending.
+func (d *differ) pendingIn(backend string) bool {
+	for p := range d.pending {
+		if p.Backend == backend {
+			return true
+		}
+	}
+	return false
+}
+
+func shapeReason(be *renderplan.Backend) string {
+	if be.ShapeReason != "" {
+		return be.ShapeReason
+	}
+	return string(be.Shape)
+}
+
+func (d *differ) baseGUIDOwner(guid string) string {
+	if d.baseGUIDs == nil {
+		d.baseGUIDs = make(map[string]string, len(d.base.Backends))
+		for _, be := range d.base.Backends {
+			d.baseGUIDs[be.GUID] = be.Name
+		}
+	}
+	return d.baseGUIDs[guid]
+}
+
+func (d *differ) changeBackend(a, b *renderplan.Backend) {
+	// The common case, nothing but servers to compare, allocates nothing.
+	if a.Shape == b.Shape && a.Profile == b.Profile && a.Mode == b.Mode && a.GUID == b.GUID && slices.Equal(a.Body, b.Body) {
+		d.diffServers(a, b)
+		return
+	}
+	subject := "backend " + a.Name
+	switch {
+	case a.Shape != b.Shape:
+		d.mustReload(subject, "shape changed from %s to %s", a.Shape, b.Shape)
+	case !slices.Equal(a.Body, b.Body):
+		d.mustReload(subject, "body changed")
+	}
+	if a.Profile != b.Profile {
+		d.mustReload(subject, "profile changed from %s to %s", a.Profile, b.Profile)
+	}
+	if a.Mode != b.Mode {
+		d.mustReload(subject, "mode changed from %s to %s", a.Mode, b.Mode)
+	}
+	if a.GUID != b.GUID {
+		d.mustReload(subject, "guid changed")
+	}
+	d.sectionsChanged = true
+}
+
+// diffServers merges the two sorted server lists of one backend.
+func (d *differ) diffServers(a, b *renderplan.Backend) {
+	sa, sb := a.Servers, b.Servers
+	if len(sa) == len(sb) {
+		same := true
+		for k := range sa {
+			if !sa[k].Equal(sb[k]) {
+				same = false
+				break
+			}
+		}
+		if same {
+			return
+		}
+	}
+	var added, removed, changed int
+	staticLB := ""
+	i, j := 0, 0
+	for i < len(sa) || j < len(sb) {
+		c := mergeStep(len(sa)-i, len(sb)-j, func() int { return strings.Compare(sa[i].Name, sb[j].Name) })
+		switch {
+		case c < 0:
+			removed++
+			i++
+		case c > 0:
+			added++
+			j++
+		default:
+			if !sa[i].Equal(sb[j]) {
+				changed++
+			}
+			i++
+			j++
+		}
+	}
+	if added+removed+changed == 0 {
+		return
+	}
+	d.sectionsChanged = true
+	subject := "backend " + b.Name
+	if added+removed > 0 || changed > 0 {
+		staticLB = staticBalance(b.Body)
+	}
+	if staticLB != "" && added+removed > 0 {
+		d.mustReload(subject, "servers added or removed, but %q cannot take dynamic servers", staticLB)
+		return
+	}
+
+	i, j = 0, 0
+	for i < len(sa) || j < len(sb) {
+		c := mergeStep(len(sa)-i, len(sb)-j, func() int { return strings.Compare(sa[i].Name, sb[j].Name) })
+		switch {
+		case c < 0:
+			d.emit(agentapi.Op{Kind: agentapi.OpDelServer, Backend: b.Name, Server: sa[i].Name})
+			i++
+		case c > 0:
+			if !d.addServer(b, &sb[j]) {
+				return
+			}
+			j++
+		default:
+			if !sa[i].Equal(sb[j]) && !d.changeServer(b, &sa[i], &sb[j], staticLB) {
+				return
+			}
+			i++
+			j++
+		}
+	}
+	d.runtime(subject, "servers: %s", countPhrase(added, removed, changed))
+}
+
+// addServer emits the ops that create s in be and bring it to the state a
+// reload would give it. It reports false (after recording a reload) when
+// that cannot be done at runtime.
+func (d *differ) addServer(be *renderplan.Backend, s *renderplan.Server) bool {
+	subject := "server " + be.Name + "/" + s.Name
+	if d.pending[PendingDelete{Backend: be.Name, Server: s.Name}] {
+		d.mustReload(subject, "added while the pod still waits to delete a server of that name")
+		return false
+	}
+	if !isIP(s.Address) {
+		d.mustReload(subject, "address %q is not an IP address; a server added at runtime would never resolve it", s.Address)
+		return false
+	}
+	if p := d.runtimeKeywordProblem(s.Keywords); p != "" {
+		d.mustReload(subject, "%s", p)
+		return false
+	}
+	d.emit(agentapi.Op{Kind: agentapi.OpAddServer, Backend: be.Name, Server: s.Name, Address: s.Address, Port: s.Port,
+		Weight: s.Weight, Check: s.Check, Keywords: slices.Clone(s.Keywords)})
+	if !s.Disabled {
+		d.emit(agentapi.Op{Kind: agentapi.OpSetServerState, Backend: be.Name, Server: s.Name, State: agentapi.StateReady})
+	}
+	if s.Check {
+		d.emit(agentapi.Op{Kind: agentapi.OpEnableHealth, Backend: be.Name, Server: s.Name})
+	}
+	return true
+}
+
+// runtimeKeywordProblem says why "add server" would refuse or mistreat a
+// server with these keywords, or "".
+func (d *differ) runtimeKeywordProblem(keywords []string) string {
+	for _, k := range keywords {
+		switch {
+		case k == "resolvers":
+			return `keyword "resolvers" is not accepted for servers added at runtime`
+		case k == "track":
+			return `keyword "track" would make the tracked server undeletable at runtime`
+		case k == "init-state" && !d.caps.ServerInitState:
+			return fmt.Sprintf(`keyword "init-state" is unknown to HAProxy %s`, d.caps.Series)
+		}
+	}
+	return ""
+}
+
+// changeServer emits the ops that take a server from a to b. An address
+// change never reaches a serving server: maint, addr, then ready.
+func (d *differ) changeServer(be *renderplan.Backend, a, b *renderplan.Server, staticLB string) bool {
+	subject := "server " + be.Name + "/" + b.Name
+	switch {
+	case a.Check != b.Check:
+		d.mustReload(subject, "health check switched %s", onOff(b.Check))
+		return false
+	case !slices.Equal(a.Keywords, b.Keywords):
+		d.mustReload(subject, "keywords changed from %q to %q", strings.Join(a.Keywords, " "), strings.Join(b.Keywords, " "))
+		return false
+	case a.Weight != b.Weight && staticLB != "":
+		d.mustReload(subject, "weight changed, but %q has static weights", staticLB)
+		return false
+	}
+	target := func(s *renderplan.Server) agentapi.ServerState {
+		if s.Disabled {
+			return agentapi.StateMaint
+		}
+		return agentapi.StateReady
+	}
+	readdress := a.Address != b.Address || a.Port != b.Port
+	if readdress {
+		if !isIP(b.Address) {
+			d.mustReload(subject, "address %q is not an IP address", b.Address)
+			return false
+		}
+		if !a.Disabled {
+			d.emit(agentapi.Op{Kind: agentapi.OpSetServerState, Backend: be.Name, Server: b.Name, State: agentapi.StateMaint})
+		}
+		d.emit(agentapi.Op{Kind: agentapi.OpSetServerAddr, Backend: be.Name, Server: b.Name, Address: b.Address, Port: b.Port})
+	}
+	if a.Weight != b.Weight {
+		d.emit(agentapi.Op{Kind: agentapi.OpSetServerWeight, Backend: be.Name, Server: b.Name, Weight: b.Weight})
+	}
+	switch {
+	case readdress && !b.Disabled:
+		d.emit(agentapi.Op{Kind: agentapi.OpSetServerState, Backend: be.Name, Server: b.Name, State: agentapi.StateReady})
+	case !readdress && a.Disabled != b.Disabled:
+		d.emit(agentapi.Op{Kind: agentapi.OpSetServerState, Backend: be.Name, Server: b.Name, State: target(b)})
+	}
+	return true
+}
+
+// staticBalance returns the "balance …" line of a structural backend's
+// body when its algorithm is static (no dynamic servers, no weight
+// changes), or "".
+func staticBalance(body []string) string {
+	line, algo, consistent := "", "", false
+	for _, l := range body {
+		f := strings.Fields(l)
+		if len(f) >= 2 && f[0] == "balance" {
+			line, algo = l, f[1]
+		}
+		if len(f) >= 2 && f[0] == "hash-type" && f[1] == "consistent" {
+			consistent = true
+		}
+	}
+	switch {
+	case algo == "", algo == "roundrobin", algo == "leastconn", algo == "first", algo == "random":
+		return ""
+	case algo == "static-rr":
+		return line
+	case consistent: // hash algorithms with consistent hashing are dynamic
+		return ""
+	}
+	return line
+}
+
+func isIP(s string) bool {
+	a, err := netip.ParseAddr(s)
+	return err == nil && a.Zone() == ""
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+func countPhrase(added, removed, changed int) string {
+	var parts []string
+	if added > 0 {
+		parts = append(parts, fmt.Sprintf("%d added", added))
+	}
+	if changed > 0 {
+		parts = append(parts, fmt.Sprintf("%d changed", changed))
+	}
+	if removed > 0 {
+		parts = append(parts, fmt.Sprintf("%d removed", removed))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// mergeStep tells a merge of two sorted lists which side comes next:
+// negative for the left (only in the old list), positive for the right
+// (only in the new one), zero for both. restA and restB are the items left
+// on each side; cmp compares the current items and runs only when both
+// sides have one.
+func mergeStep(restA, restB int, cmp func() int) int {
+	switch {
+	case restB == 0:
+		return -1
+	case restA == 0:
+		return 1
+	}
+	return cmp()
+}
