@@ -45,3 +45,8 @@ $(GOLANGCI):
 ## bench: the benchmarks, printed in go test's stable format.
 bench: haproxy
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## demo: HAPTIC's runtime path against a real HAProxy 3.4 on loopback.
+demo: deps
+	./hack/install-haproxy.sh 3.4 >/dev/null
+	$(GO) run ./hack/demo
