@@ -1,0 +1,183 @@
+package rendergate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/haptic-io/haptic/renderplan"
+)
+
+// ErrSuperseded is the error of a [Result] for a submitted plan that was
+// never checked because a newer plan was submitted before its turn.
+var ErrSuperseded = errors.New("rendergate: superseded by a newer plan before it was checked")
+
+// maxSuperseded bounds the superseded notices a Runner holds while Run is
+// not running; older ones are dropped.
+const maxSuperseded = 256
+
+// RunnerConfig configures a [Runner].
+type RunnerConfig struct {
+	// Checker runs the checks. Required.
+	Checker Checker
+	// OnResult receives every result, on the goroutine that calls
+	// [Runner.Run], one at a time, in the order the checks ran. It must not
+	// call Run; it may call Submit. Required.
+	OnResult func(Result)
+	// Log receives a debug record per check. Nil discards.
+	Log *slog.Logger
+}
+
+// Result is the outcome of one submitted plan.
+type Result struct {
+	PlanID string
+	// Output is the submitted output, for dispatching it after a pass.
+	Output *renderplan.Output
+	// Verdict is [VerdictOf](Err).
+	Verdict Verdict
+	// Err is nil on a pass, a [*CheckError] on a refusal, wraps
+	// [ErrSuperseded] for a plan that was not checked, or is the error of a
+	// check that could not run.
+	Err error
+	// Duration is how long the check took (zero when superseded).
+	Duration time.Duration
+}
+
+// Runner checks submitted outputs one at a time on its own concurrency
+// slot: the goroutine that calls [Runner.Run]. Submissions coalesce: while
+// a check runs, only the newest submitted output waits; each one it
+// replaces gets a Result wrapping [ErrSuperseded]. A Runner is safe for
+// concurrent use; Run may be running at most once at a time.
+type Runner struct {
+	checker  Checker
+	onResult func(Result)
+	log      *slog.Logger
+
+	running atomic.Bool
+	wake    chan struct{} // capacity 1: "pending changed"
+
+	mu         sync.Mutex
+	pending    *renderplan.Output   // guarded by mu; next output to check
+	inflight   string               // guarded by mu; plan ID being checked, "" when idle
+	superseded []*renderplan.Output // guarded by mu; outputs to report as superseded
+}
+
+// NewRunner checks cfg and returns an idle Runner.
+func NewRunner(cfg RunnerConfig) (*Runner, error) {
+	if cfg.Checker == nil {
+		return nil, errors.New("rendergate: RunnerConfig.Checker is nil")
+	}
+	if cfg.OnResult == nil {
+		return nil, errors.New("rendergate: RunnerConfig.OnResult is nil")
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Runner{checker: cfg.Checker, onResult: cfg.OnResult, log: cfg.Log, wake: make(chan struct{}, 1)}, nil
+}
+
+// Submit queues out for checking and returns at once. It replaces an
+// output that is still waiting (which is reported as superseded), unless
+// both have the same plan ID. An output whose plan is being checked right
+// now is not queued, since its result is coming, but it still supersedes
+// the waiting one: the newest plan wins. Outputs without a plan are
+// ignored. Submit may be called before Run.
+func (r *Runner) Submit(out *renderplan.Output) {
+	if out == nil || out.Plan == nil {
+		return
+	}
+	id := out.Plan.ID()
+	r.mu.Lock()
+	switch {
+	case r.pending != nil && r.pending.Plan.ID() == id:
+		r.pending = out
+	default:
+		if r.pending != nil {
+			if len(r.superseded) == maxSuperseded {
+				r.superseded = r.superseded[1:]
+			}
+			r.superseded = append(r.superseded, r.pending)
+		}
+		r.pending = out
+		if id == r.inflight {
+			r.pending = nil // its result is coming
+		}
+	}
+	r.mu.Unlock()
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run checks submitted outputs until ctx ends, then returns ctx's error. A
+// check interrupted by the end of ctx reports no result, and its output is
+// kept to be checked by the next Run. Run returns an error at once if
+// another Run is running.
+func (r *Runner) Run(ctx context.Context) error {
+	if !r.running.CompareAndSwap(false, true) {
+		return errors.New("rendergate: Runner.Run is already running")
+	}
+	defer r.running.Store(false)
+	for {
+		r.mu.Lock()
+		superseded := r.superseded
+		r.superseded = nil
+		out := r.pending
+		r.pending = nil
+		if out != nil {
+			r.inflight = out.Plan.ID()
+		}
+		r.mu.Unlock()
+
+		for _, o := range superseded {
+			id := o.Plan.ID()
+			r.onResult(Result{PlanID: id, Output: o, Err: fmt.Errorf("plan %s: %w", id, ErrSuperseded)})
+		}
+		if out == nil {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-r.wake:
+				continue
+			}
+		}
+		res, interrupted := r.check(ctx, out)
+		if interrupted {
+			r.mu.Lock()
+			r.inflight = ""
+			if r.pending == nil {
+				r.pending = out
+			}
+			r.mu.Unlock()
+			return ctx.Err()
+		}
+		r.onResult(res)
+		// Clear inflight only after the result is delivered, so that a
+		// Submit of the same plan from OnResult is not checked twice.
+		r.mu.Lock()
+		r.inflight = ""
+		r.mu.Unlock()
+	}
+}
+
+// check runs one check. interrupted reports that ctx ended before the
+// check reached a verdict.
+func (r *Runner) check(ctx context.Context, out *renderplan.Output) (res Result, interrupted bool) {
+	if ctx.Err() != nil {
+		return Result{}, true
+	}
+	id := out.Plan.ID()
+	start := time.Now()
+	err := r.checker.Check(ctx, out)
+	res = Result{PlanID: id, Output: out, Verdict: VerdictOf(err), Err: err, Duration: time.Since(start)}
+	if ctx.Err() != nil && res.Verdict == VerdictUnknown {
+		return Result{}, true
+	}
+	r.log.Debug("rendergate: checked", "plan_id", id, "verdict", res.Verdict.String(), "duration", res.Duration)
+	return res, false
+}

@@ -1,0 +1,32 @@
+//go:build unix && !linux
+
+package rendergate
+
+import (
+	"errors"
+	"os"
+	"syscall"
+)
+
+// isolationSupported: only Linux has network namespaces.
+const isolationSupported = false
+
+// sysProcAttr puts haproxy in its own process group and runs it as runAs.
+// isolate is ignored.
+func sysProcAttr(runAs *User, isolate bool) *syscall.SysProcAttr {
+	attr := &syscall.SysProcAttr{Setpgid: true}
+	if runAs != nil {
+		attr.Credential = &syscall.Credential{Uid: runAs.UID, Gid: runAs.GID}
+	}
+	return attr
+}
+
+func isolationRefused(error) bool { return false }
+
+func killProcessGroup(pid int) error {
+	err := syscall.Kill(-pid, syscall.SIGKILL)
+	if errors.Is(err, syscall.ESRCH) {
+		return os.ErrProcessDone
+	}
+	return err
+}
