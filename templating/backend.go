@@ -1,0 +1,274 @@
+package templating
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/haptic-io/haptic/renderplan"
+)
+
+// guidPrefix starts every guid derived from a backend name.
+const guidPrefix = "haptic:be:"
+
+var backendKeys = []string{
+	"name", "guid", "mode", "balance", "timeouts", "options", "defaultServer",
+	"profileLines", "servers", "service", "body", "object",
+}
+
+var serverKeys = []string{"name", "address", "port", "weight", "check", "disabled", "keywords"}
+
+// backend records one backend section and returns its token (see the
+// package documentation). A value from an object that would make the
+// section invalid becomes a Problem: the backend is left out and ""
+// returned; a bad server is left out alone.
+func (r *renderState) backend(d map[string]any) (string, error) {
+	a := newDictArgs("backend", d, backendKeys...)
+	name := a.str("name", true)
+	guid := a.str("guid", false)
+	mode := a.str("mode", false)
+	balance := a.str("balance", false)
+	timeouts := a.dict("timeouts")
+	options := a.strings("options")
+	defaultServer := a.str("defaultServer", false)
+	extra := a.strings("profileLines")
+	body := a.strings("body")
+	object := a.str("object", false)
+	servers, serr := r.parseServers(d["servers"])
+	if serr != nil {
+		a.fail("servers", "%v", serr)
+	}
+	var svc *serviceRef
+	if sd := a.dict("service"); sd != nil {
+		ref, err := parseServiceRef("backend: service", sd)
+		if err != nil {
+			a.fail("service", "%v", err)
+		}
+		svc = &ref
+	}
+	switch mode {
+	case "":
+		mode = "http"
+	case "http", "tcp":
+	default:
+		a.fail("mode", "must be http or tcp, not %q", mode)
+	}
+	if err := a.err(); err != nil {
+		return "", err
+	}
+	if svc != nil {
+		svcObject := svc.object
+		if svcObject == "" {
+			svcObject = object
+		}
+		if svcObject == "" {
+			svcObject = "Service " + svc.ns + "/" + svc.svc
+		}
+		resolved, err := r.servicesServers(*svc, svcObject)
+		if err != nil {
+			return "", fmt.Errorf("backend: service: %w", err)
+		}
+		servers = append(servers, resolved...)
+	}
+	if object == "" {
+		object = "backend " + name
+	}
+	bad := func(format string, args ...any) (string, error) {
+		r.addProblem(object, ReasonBackendInvalid, fmt.Sprintf("backend %q: ", name)+fmt.Sprintf(format, args...))
+		return "", nil
+	}
+	if p := nameProblem(name); p != "" {
+		return bad("name %s", p)
+	}
+	if strings.HasPrefix(name, renderplan.ProfileNamePrefix) {
+		return bad("name starts with %q, which is reserved for profiles", renderplan.ProfileNamePrefix)
+	}
+	if _, dup := r.beByName[name]; dup {
+		return "", fmt.Errorf("backend: backend %q recorded twice", name)
+	}
+	if guid == "" {
+		guid = deriveGUID(name)
+	} else if p := nameProblem(guid); p != "" {
+		return bad("guid %s", p)
+	} else if len(guid) > renderplan.MaxGUIDLen {
+		return bad("guid longer than %d bytes", renderplan.MaxGUIDLen)
+	}
+	if owner, dup := r.guids[guid]; dup {
+		return bad("guid %q already used by backend %q", guid, owner)
+	}
+
+	lines := make([]string, 0, 4+len(timeouts)+len(options)+len(extra))
+	lines = append(lines, "mode "+mode)
+	if balance != "" {
+		lines = append(lines, "balance "+balance)
+	}
+	tkeys := make([]string, 0, len(timeouts))
+	for k := range timeouts {
+		tkeys = append(tkeys, k)
+	}
+	sort.Strings(tkeys)
+	for _, k := range tkeys {
+		v, ok := scalarString(timeouts[k])
+		if !ok {
+			return "", fmt.Errorf("backend: timeouts: %s must be a string, not %T", k, timeouts[k])
+		}
+		if p := tokenProblem(k); p != "" {
+			return bad("timeout name %q %s", k, p)
+		}
+		if p := tokenProblem(v); p != "" {
+			return bad("timeout %s value %q %s", k, v, p)
+		}
+		lines = append(lines, "timeout "+k+" "+v)
+	}
+	for _, o := range options {
+		lines = append(lines, "option "+o)
+	}
+	if defaultServer != "" {
+		lines = append(lines, "default-server "+defaultServer)
+	}
+	lines = append(lines, extra...)
+	for _, l := range lines {
+		if p := lineProblem(l); p != "" {
+			return bad("profile line %q %s", l, p)
+		}
+	}
+	for _, l := range body {
+		if p := lineProblem(l); p != "" {
+			return bad("body line %q %s", l, p)
+		}
+	}
+
+	kept := servers[:0]
+	seen := make(map[string]bool, len(servers))
+	for _, s := range servers {
+		if p := serverProblem(s); p != "" {
+			r.addProblem(object, ReasonServerInvalid, fmt.Sprintf("backend %q: server %q: %s", name, s.Name, p))
+			continue
+		}
+		if seen[s.Name] {
+			r.addProblem(object, ReasonServerInvalid, fmt.Sprintf("backend %q: server %q: name used twice", name, s.Name))
+			continue
+		}
+		seen[s.Name] = true
+		kept = append(kept, s)
+	}
+
+	profile := renderplan.ProfileName(mode, lines)
+	if _, ok := r.profiles[profile]; !ok {
+		r.profiles[profile] = lines
+	}
+	idx := len(r.backends)
+	r.beByName[name] = idx
+	r.guids[guid] = name
+	r.backends = append(r.backends, renderplan.Backend{
+		Name:    name,
+		GUID:    guid,
+		Profile: profile,
+		Mode:    mode,
+		Body:    body,
+		Servers: kept,
+	})
+	return backendToken(idx), nil
+}
+
+// deriveGUID returns "haptic:be:<name>", or "haptic:be:<digest of name>"
+// when that would exceed HAProxy's guid limit.
+func deriveGUID(name string) string {
+	if len(guidPrefix)+len(name) <= renderplan.MaxGUIDLen {
+		return guidPrefix + name
+	}
+	return guidPrefix + string(renderplan.DigestString(name))
+}
+
+// Backend tokens are NUL-delimited so no object text can forge one: NUL
+// bytes cannot reach haproxy.cfg any other way (the assembler refuses a
+// NUL outside a token).
+const (
+	tokenStart = "\x00haptic-backend:"
+	tokenEnd   = '\x00'
+)
+
+func backendToken(idx int) string { return tokenStart + strconv.Itoa(idx) + string(rune(tokenEnd)) }
+
+// parseServers accepts a list of server dicts ([]any or []map[string]any,
+// as sprig's list and backendServers give) or a []renderplan.Server.
+func (r *renderState) parseServers(v any) ([]renderplan.Server, error) {
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case []renderplan.Server:
+		return append([]renderplan.Server(nil), x...), nil
+	case []map[string]any:
+		out := make([]renderplan.Server, 0, len(x))
+		for i, d := range x {
+			s, err := parseServer(d)
+			if err != nil {
+				return nil, fmt.Errorf("item %d: %w", i, err)
+			}
+			out = append(out, s)
+		}
+		return out, nil
+	case []any:
+		out := make([]renderplan.Server, 0, len(x))
+		for i, e := range x {
+			d, ok := e.(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("item %d must be a dict, not %T", i, e)
+			}
+			s, err := parseServer(d)
+			if err != nil {
+				return nil, fmt.Errorf("item %d: %w", i, err)
+			}
+			out = append(out, s)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("must be a list of server dicts, not %T", v)
+}
+
+func parseServer(d map[string]any) (renderplan.Server, error) {
+	a := newDictArgs("server", d, serverKeys...)
+	s := renderplan.Server{
+		Name:     a.str("name", true),
+		Address:  a.str("address", true),
+		Check:    a.boolean("check"),
+		Disabled: a.boolean("disabled"),
+		Keywords: a.strings("keywords"),
+	}
+	s.Port, _ = a.integer("port")
+	if w, ok := a.integer("weight"); ok {
+		s.Weight = w
+	} else {
+		s.Weight = renderplan.DefaultWeight
+	}
+	if !a.has("port") {
+		a.fail("port", "is required")
+	}
+	return s, a.err()
+}
+
+func serverProblem(s renderplan.Server) string {
+	if p := nameProblem(s.Name); p != "" {
+		return "name " + p
+	}
+	if p := addressProblem(s.Address); p != "" {
+		return fmt.Sprintf("address %q %s", s.Address, p)
+	}
+	if s.Port < 1 || s.Port > 65535 {
+		return fmt.Sprintf("port %d out of range 1-65535", s.Port)
+	}
+	if s.Weight < 0 || s.Weight > renderplan.MaxWeight {
+		return fmt.Sprintf("weight %d out of range 0-%d", s.Weight, renderplan.MaxWeight)
+	}
+	for _, k := range s.Keywords {
+		if p := tokenProblem(k); p != "" {
+			return fmt.Sprintf("keyword %q %s", k, p)
+		}
+		switch k {
+		case "weight", "disabled", "check":
+			return fmt.Sprintf("keyword %q must be set through the server's field", k)
+		}
+	}
+	return ""
+}

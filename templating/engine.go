@@ -1,0 +1,226 @@
+package templating
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"text/template"
+
+	"github.com/Masterminds/sprig/v3"
+)
+
+// Template names inside an [Engine]. Snippets keep their own names; the
+// other templates of a config get these names, which is what error
+// messages show ("template: map:hosts.map:3:7: …").
+const (
+	templateConfig = "haproxy.cfg"
+	prefixMap      = "map:"
+	prefixFile     = "file:"
+	prefixCert     = "cert:"
+)
+
+// Engine is a compiled [Config]: every template parsed once. An Engine is
+// immutable and safe for concurrent use; each [Engine.Render] works on its
+// own clone of the templates.
+type Engine struct {
+	cfg       *Config
+	tmpl      *template.Template
+	snippets  []string // sorted snippet names
+	maps      []string // sorted map template names (config keys)
+	files     []string
+	certs     []string
+	exprs     map[string][]IndexExpr
+	resources map[string]WatchedResource
+
+	// serviceAlias and sliceAlias are the aliases backendServers reads
+	// (resource services in core v1, endpointslices in discovery.k8s.io).
+	serviceAlias, sliceAlias string
+	// sliceIndexed is true when sliceAlias's indexBy starts with namespace
+	// and the kubernetes.io/service-name label, so Fetch finds a Service's
+	// slices directly.
+	sliceIndexed bool
+}
+
+// removedSprigFuncs are the sprig functions an Engine does not offer,
+// because they read the environment, the network, the clock or a random
+// source, or return map keys in random order, any of which would make a
+// render non-deterministic (or leak the controller's environment).
+var removedSprigFuncs = []string{
+	// environment and network
+	"env", "expandenv", "getHostByName",
+	// clock and local time zone
+	"now", "ago", "date", "dateInZone", "dateModify", "mustDateModify",
+	"htmlDate", "htmlDateInZone", "toDate", "mustToDate", "unixEpoch",
+	"durationRound",
+	// randomness
+	"randAlphaNum", "randAlpha", "randAscii", "randNumeric", "randInt",
+	"randBytes", "shuffle", "uuidv4", "bcrypt", "htpasswd", "encryptAES",
+	"genPrivateKey", "genCA", "genCAWithKey", "genSelfSignedCert",
+	"genSelfSignedCertWithKey", "genSignedCert", "genSignedCertWithKey",
+}
+
+// RemovedSprigFuncs lists the sprig functions templates cannot call (see
+// the package documentation for why).
+func RemovedSprigFuncs() []string { return append([]string(nil), removedSprigFuncs...) }
+
+// Compile validates cfg and parses all its templates. Parse errors name
+// the template and line; all of them are returned, joined.
+func Compile(cfg *Config) (*Engine, error) {
+	if cfg == nil {
+		return nil, errors.New("compile: nil config")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("compile: %w", err)
+	}
+	if cfg.HAProxyConfig == nil {
+		return nil, errors.New("compile: haproxyConfig is not set")
+	}
+	e := &Engine{
+		cfg:       cfg,
+		snippets:  sortedKeys(cfg.Snippets),
+		maps:      sortedKeys(cfg.Maps),
+		files:     sortedKeys(cfg.Files),
+		certs:     sortedKeys(cfg.SSLCertificates),
+		exprs:     map[string][]IndexExpr{},
+		resources: cfg.WatchedResources,
+	}
+	for _, alias := range sortedKeys(cfg.WatchedResources) {
+		wr := cfg.WatchedResources[alias]
+		for _, s := range wr.IndexBy {
+			x, _ := ParseIndexExpr(s) // checked by Validate
+			e.exprs[alias] = append(e.exprs[alias], x)
+		}
+		switch {
+		case wr.Resource == "services" && wr.APIVersion == "v1" && e.serviceAlias == "":
+			e.serviceAlias = alias
+		case wr.Resource == "endpointslices" && strings.HasPrefix(wr.APIVersion, "discovery.k8s.io/") && e.sliceAlias == "":
+			e.sliceAlias = alias
+			e.sliceIndexed = sameExprs(e.exprs[alias], "metadata.namespace", `metadata.labels["kubernetes.io/service-name"]`)
+		}
+	}
+
+	root := template.New("").Funcs(baseFuncs()).Funcs(placeholderFuncs())
+	var errs []error
+	parse := func(name, text string) {
+		if _, err := root.New(name).Parse(text); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	parse(templateConfig, cfg.HAProxyConfig.Template)
+	for _, name := range e.snippets {
+		if name == templateConfig || strings.HasPrefix(name, prefixMap) ||
+			strings.HasPrefix(name, prefixFile) || strings.HasPrefix(name, prefixCert) {
+			errs = append(errs, fmt.Errorf("snippet %q: name is reserved", name))
+			continue
+		}
+		parse(name, cfg.Snippets[name].Template)
+	}
+	for _, name := range e.maps {
+		parse(prefixMap+name, cfg.Maps[name].Template)
+	}
+	for _, name := range e.files {
+		parse(prefixFile+name, cfg.Files[name].Template)
+	}
+	for _, name := range e.certs {
+		parse(prefixCert+name, cfg.SSLCertificates[name].Template)
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("compile: %w", errors.Join(errs...))
+	}
+	e.tmpl = root
+	return e, nil
+}
+
+// Config returns the config the engine was compiled from; treat it as
+// read-only.
+func (e *Engine) Config() *Config { return e.cfg }
+
+// baseFuncs are the stateless functions: sprig minus [removedSprigFuncs],
+// with keys and values made deterministic, plus HAPTIC helpers.
+func baseFuncs() template.FuncMap {
+	fm := sprig.TxtFuncMap()
+	for _, name := range removedSprigFuncs {
+		delete(fm, name)
+	}
+	fm["keys"] = sortedMapKeys
+	fm["values"] = sortedMapValues
+	fm["toJSON"] = toJSON
+	fm["fail"] = fail
+	fm["haproxyName"] = SanitizeName
+	fm["mapPath"] = func(name string) string { return dirMaps + "/" + name }
+	fm["certPath"] = func(name string) string { return dirCerts + "/" + name }
+	fm["filePath"] = func(name string) string { return dirGeneral + "/" + name }
+	fm["haproxyQuote"] = haproxyQuote
+	fm["haproxyFormatQuote"] = haproxyFormatQuote
+	return fm
+}
+
+// renderFuncNames are the functions bound to one render's state.
+var renderFuncNames = []string{
+	"render", "renderGlob", "memo", "cacheGet", "cacheSet", "problem",
+	"backend", "backendServers", "registerMap", "mapEntry", "file", "cert", "crtList",
+}
+
+// placeholderFuncs declare the per-render functions at parse time; every
+// render replaces them on its own clone.
+func placeholderFuncs() template.FuncMap {
+	fm := template.FuncMap{}
+	for _, name := range renderFuncNames {
+		fm[name] = func(...any) (string, error) {
+			return "", fmt.Errorf("%s called outside a render", name)
+		}
+	}
+	return fm
+}
+
+func sortedMapKeys(dicts ...map[string]any) []string {
+	var keys []string
+	for _, d := range dicts {
+		for k := range d {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func sortedMapValues(d map[string]any) []any {
+	out := make([]any, 0, len(d))
+	for _, k := range sortedMapKeys(d) {
+		out = append(out, d[k])
+	}
+	return out
+}
+
+// haproxyQuote returns s as one double-quoted HAProxy configuration word:
+// backslash, double quote and dollar sign (environment expansion)
+// are escaped. Control characters are refused.
+func haproxyQuote(s string) (string, error) {
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case isControl(c):
+			return "", fmt.Errorf("haproxyQuote: %q contains a control character", s)
+		case c == '\\' || c == '"' || c == '$':
+			b.WriteByte('\\')
+		}
+		b.WriteByte(c)
+	}
+	b.WriteByte('"')
+	return b.String(), nil
+}
+
+// haproxyFormatQuote is haproxyQuote for log-format arguments (header
+// values, http-request return strings, …): '%' is doubled too, so "%[src]"
+// in s stays text instead of becoming a sample fetch.
+func haproxyFormatQuote(s string) (string, error) {
+	q, err := haproxyQuote(s)
+	if err != nil {
+		return "", fmt.Errorf("haproxyFormatQuote: %w", err)
+	}
+	return strings.ReplaceAll(q, "%", "%%"), nil
+}

@@ -1,0 +1,113 @@
+package templating
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/haptic-io/haptic/renderplan"
+)
+
+type mapState struct {
+	name    string
+	ordered bool
+	entries []renderplan.MapEntry
+	byKey   map[string]int // key → index in entries
+}
+
+// registerMap (dict "name" n "ordered" b) declares maps/<n> and returns
+// that path. Registering a map again with the same ordered flag is
+// harmless; with another one it is an error.
+func (r *renderState) registerMap(d map[string]any) (string, error) {
+	a := newDictArgs("registerMap", d, "name", "ordered")
+	name := a.str("name", true)
+	ordered := a.boolean("ordered")
+	if err := a.err(); err != nil {
+		return "", err
+	}
+	return r.registerMapLocked(name, ordered)
+}
+
+func (r *renderState) registerMapLocked(name string, ordered bool) (string, error) {
+	if err := checkFileName(name); err != nil {
+		return "", fmt.Errorf("registerMap %q: %w", name, err)
+	}
+	if m, ok := r.mapsByKey[name]; ok {
+		if m.ordered != ordered {
+			return "", fmt.Errorf("registerMap %q: registered before with ordered=%t", name, m.ordered)
+		}
+		return dirMaps + "/" + name, nil
+	}
+	r.mapsByKey[name] = &mapState{name: name, ordered: ordered, byKey: map[string]int{}}
+	return dirMaps + "/" + name, nil
+}
+
+// mapEntry "name" key value [object] adds one entry to a registered map
+// and returns "". The first write of a key wins; a later write of another
+// value is a MapKeyConflict problem. Keys and values that would break the
+// map file are refused as MapEntryInvalid problems. object, when given,
+// names the object in those problems.
+func (r *renderState) mapEntry(name string, key, value any, object ...string) (string, error) {
+	m, ok := r.mapsByKey[name]
+	if !ok {
+		return "", fmt.Errorf("mapEntry: map %q is not registered (registerMap or the config's maps)", name)
+	}
+	k, err := scalarArg("mapEntry", "key", key)
+	if err != nil {
+		return "", err
+	}
+	v, err := scalarArg("mapEntry", "value", value)
+	if err != nil {
+		return "", err
+	}
+	if len(object) > 1 {
+		return "", fmt.Errorf("mapEntry: at most one object argument, got %d", len(object))
+	}
+	obj := "map " + name
+	if len(object) == 1 && object[0] != "" {
+		obj = object[0]
+	}
+	r.addEntry(m, k, v, obj)
+	return "", nil
+}
+
+func (r *renderState) addEntry(m *mapState, k, v, obj string) {
+	if p := mapKeyProblem(k); p != "" {
+		r.addProblem(obj, ReasonMapEntryInvalid, fmt.Sprintf("map %s: key %q %s", m.name, k, p))
+		return
+	}
+	if p := mapValueProblem(v); p != "" {
+		r.addProblem(obj, ReasonMapEntryInvalid, fmt.Sprintf("map %s: key %q: value %q %s", m.name, k, v, p))
+		return
+	}
+	if i, dup := m.byKey[k]; dup {
+		if m.entries[i].Value != v {
+			r.addProblem(obj, ReasonMapKeyConflict, fmt.Sprintf("map %s: key %q already maps to %q; %q ignored", m.name, k, m.entries[i].Value, v))
+		}
+		return
+	}
+	m.byKey[k] = len(m.entries)
+	m.entries = append(m.entries, renderplan.MapEntry{Key: k, Value: v})
+}
+
+// mapLines adds the rendered text of a config map template: one "key value"
+// entry per line; blank lines and lines starting with '#' are skipped.
+func (r *renderState) mapLines(name, text string) {
+	m := r.mapsByKey[name]
+	for len(text) > 0 {
+		line := text
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i], text[i+1:]
+		} else {
+			text = ""
+		}
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		k, v, _ := strings.Cut(line, " ")
+		if i := strings.IndexByte(k, '\t'); i >= 0 {
+			k, v = line[:i], line[i+1:]
+		}
+		r.addEntry(m, k, strings.TrimSpace(v), "map "+name)
+	}
+}
