@@ -2,8 +2,11 @@
 // agent beside each HAProxy: the typed op vocabulary the planner emits and
 // the agent executes.
 //
-// The types are pure data and do no I/O. Every type is a plain value, safe
-// to copy and to read from several goroutines at once.
+// The types and [DecodeManifest], [ValidatePath] and [ApplyRequest.Validate]
+// are pure and do no I/O. [Client] and the handler of [NewHandler] do
+// network I/O; [ReadTokenFile] reads a file. Types are plain values, safe
+// to copy and to read from several goroutines; a Client and a handler are
+// safe for concurrent use.
 //
 // # Ops
 //
@@ -23,4 +26,39 @@
 // [DecodeOps]): an unknown field or kind, a field the kind does not use or
 // a value HAProxy would not take is an error, wrapping [ErrInvalidOp] or
 // [ErrUnknownOpKind].
+//
+// # The agent contract
+//
+// An [Applier] serves the contract: [Applier.State] reports a [State]
+// (versions, supported op kinds, worker identity, applied and
+// last-known-good plan IDs, fencing token, file digests, pending deletes,
+// drift) and [Applier.Apply] runs one [ApplyRequest] (plan ID, expected
+// previous plan, fencing token, [Mode], [Verdict], every file of the new
+// tree, ops, and the bodies of the files that changed) to an
+// [ApplyResult]. The agent runtime implements it; [NewHandler] serves one
+// over HTTP (GET /v1/state, POST /v1/apply, /healthz, /readyz, /metrics)
+// and [Client] is one that talks to a remote agent, so the dispatcher
+// takes either.
+//
+// # Errors
+//
+// A refused apply is a *[NackError] carrying the [Stage] that failed, the
+// op at fault and HAProxy's message verbatim. The handler encodes it and
+// the Client decodes it into the same type, so callers use errors.As the
+// same way in process and over HTTP. A request this agent does not
+// understand (an unknown field, op kind, mode, verdict or file kind) is a
+// NackError at [StageDecode] with Unsupported set and matches
+// [ErrUnsupported]: the controller answers it with the full state and a
+// reload. Other HTTP failures are a *[StatusError]; a 401 matches
+// [ErrUnauthorized].
+//
+// # Security
+//
+// Every /v1/ request carries a bearer [Token] (read with [ReadTokenFile],
+// compared in constant time; a Token never prints itself). The handler
+// bounds the request ([Limits]), decodes the manifest strictly, and
+// refuses unclean, absolute, traversing or duplicate paths, invalid ops
+// and bodies whose digest differs from the manifest before the Applier is
+// called. TLS, server timeouts (ReadHeaderTimeout) and the listen address
+// are the http.Server's, set by the binary.
 package agentapi

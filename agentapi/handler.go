@@ -1,0 +1,275 @@
+package agentapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/haptic-io/haptic/renderplan"
+)
+
+// HandlerOptions configures [NewHandler]. The zero value serves nothing
+// under /v1/ (no token configured); see Token and AllowNoToken.
+type HandlerOptions struct {
+	// Token is the bearer token every /v1/ request must present
+	// ("Authorization: Bearer <token>"), compared in constant time. Read
+	// it with [ReadTokenFile]. A request without it is answered 401 and
+	// the Applier is not called. Empty refuses every /v1/ request unless
+	// AllowNoToken is set.
+	Token Token
+	// AllowNoToken serves /v1/ without authentication when Token is
+	// empty: for an agent reached only over loopback (local mode, tests).
+	AllowNoToken bool
+	// Limits bound each apply request; zero fields mean the defaults
+	// ([DefaultMaxBodyBytes], [DefaultMaxFiles], [DefaultMaxOps] …).
+	Limits Limits
+	// Log receives one record per API request, with the keys plan_id,
+	// stage and op; nil discards.
+	Log *slog.Logger
+	// Metrics serves GET /metrics (such as promhttp.HandlerFor); nil
+	// answers 404.
+	Metrics http.Handler
+}
+
+// NewHandler returns an http.Handler that serves the agent contract on
+// top of a:
+//
+//	GET  /v1/state   the agent's State (JSON), bearer token required
+//	POST /v1/apply   one apply (multipart: manifest, then bodies), bearer token required
+//	GET  /healthz    200 while the process serves
+//	GET  /readyz     200, or 503 when a's [ReadyChecker] says not ready
+//	GET  /metrics    HandlerOptions.Metrics, or 404
+//
+// An apply is checked completely before a is called: size limits (413),
+// strict manifest decoding, clean unique paths, valid ops and body
+// digests (400); a version-skewed manifest (unknown field, op kind, mode,
+// verdict or file kind) is answered 422 with an unsupported NACK that
+// [Client] decodes into a *[NackError] with Unsupported set. A NACK from
+// a is answered with [NackError.HTTPStatus] and its fields, any other
+// error with 500. An accepted apply runs with a context that is not
+// canceled when the client disconnects. The handler serves plain HTTP; wrap it in an
+// http.Server with TLSConfig for TLS. It is safe for concurrent use;
+// serializing applies is the Applier's job.
+func NewHandler(a Applier, o HandlerOptions) http.Handler {
+	h := &handler{a: a, o: o, limits: o.Limits.WithDefaults(), log: o.Log}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET "+PathState, h.auth(http.HandlerFunc(h.state)))
+	mux.Handle("POST "+PathApply, h.auth(http.HandlerFunc(h.apply)))
+	mux.HandleFunc("GET "+PathHealthz, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	mux.HandleFunc("GET "+PathReadyz, h.ready)
+	mux.HandleFunc("GET "+PathMetrics, func(w http.ResponseWriter, r *http.Request) {
+		if o.Metrics == nil {
+			http.NotFound(w, r)
+			return
+		}
+		o.Metrics.ServeHTTP(w, r)
+	})
+	return mux
+}
+
+type handler struct {
+	a      Applier
+	o      HandlerOptions
+	limits Limits
+	log    *slog.Logger
+}
+
+// auth refuses requests without the configured bearer token.
+func (h *handler) auth(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h.o.Token == "" && h.o.AllowNoToken {
+			next.ServeHTTP(w, r)
+			return
+		}
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || !h.o.Token.Equal(Token(got)) {
+			h.log.Warn("unauthorized request", "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
+			w.Header().Set("WWW-Authenticate", `Bearer realm="haptic-agent"`)
+			writeJSON(w, http.StatusUnauthorized, errorBody{Error: codeUnauthorized, Message: "missing or wrong bearer token"})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (h *handler) state(w http.ResponseWriter, r *http.Request) {
+	s, err := h.a.State(r.Context())
+	if err != nil {
+		h.log.Error("state", "err", err)
+		writeJSON(w, http.StatusInternalServerError, errorBody{Error: codeInternal, Message: err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, s)
+}
+
+func (h *handler) ready(w http.ResponseWriter, r *http.Request) {
+	if rc, ok := h.a.(ReadyChecker); ok {
+		if err := rc.Ready(r.Context()); err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: codeNotReady, Message: err.Error()})
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = io.WriteString(w, "ok\n")
+}
+
+func (h *handler) apply(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	log := h.log
+	req, status, nack := h.readApply(w, r)
+	if nack != nil {
+		log.Warn("apply refused", "stage", nack.Stage, "op", nack.Op, "unsupported", nack.Unsupported, "err", nack.Message)
+		writeJSON(w, status, nackBody(nack))
+		return
+	}
+	log = log.With("plan_id", req.PlanID)
+	// An accepted apply runs to its end even if the caller goes away: a
+	// transaction cut short between ops helps no one. The Applier bounds
+	// its own work (reload verification timeout).
+	res, err := h.a.Apply(context.WithoutCancel(r.Context()), req)
+	var ne *NackError
+	switch {
+	case errors.As(err, &ne):
+		if ne.Result == nil {
+			ne.Result = res
+		}
+		log.Warn("apply nack", "stage", ne.Stage, "op", ne.Op, "err", ne.Message, "took", time.Since(start))
+		writeJSON(w, ne.HTTPStatus(), nackBody(ne))
+	case err != nil:
+		log.Error("apply failed", "err", err, "took", time.Since(start))
+		writeJSON(w, http.StatusInternalServerError, errorBody{Error: codeInternal, Message: err.Error()})
+	case res == nil:
+		log.Error("apply returned no result", "took", time.Since(start))
+		writeJSON(w, http.StatusInternalServerError, errorBody{Error: codeInternal, Message: "applier returned no result and no error"})
+	case !res.OK:
+		ne := nackFromResult(res)
+		log.Warn("apply nack", "stage", ne.Stage, "op", ne.Op, "err", ne.Message, "took", time.Since(start))
+		writeJSON(w, ne.HTTPStatus(), nackBody(ne))
+	default:
+		log.Info("apply ack", "reload", res.Reload.Performed, "ops", len(req.Ops), "took", time.Since(start))
+		writeJSON(w, http.StatusOK, res)
+	}
+}
+
+// readApply reads and checks one apply request. On failure it returns
+// the status to answer and the NACK.
+func (h *handler) readApply(w http.ResponseWriter, r *http.Request) (*ApplyRequest, int, *NackError) {
+	l := h.limits
+	if r.ContentLength > l.MaxBodyBytes {
+		return nil, http.StatusRequestEntityTooLarge, decodeNack(-1, "request body has %d bytes, more than %d", r.ContentLength, l.MaxBodyBytes)
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, l.MaxBodyBytes)
+	tooLarge := func(err error) (*ApplyRequest, int, *NackError) {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, http.StatusRequestEntityTooLarge, decodeNack(-1, "request body is larger than %d bytes", l.MaxBodyBytes)
+		}
+		return nil, http.StatusBadRequest, decodeNack(-1, "read request: %v", err)
+	}
+	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
+		return nil, http.StatusUnsupportedMediaType, unsupportedNack(-1, "content type %q is not multipart/form-data", r.Header.Get("Content-Type"))
+	}
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return nil, http.StatusBadRequest, decodeNack(-1, "read request: %v", err)
+	}
+	part, err := mr.NextRawPart()
+	if err != nil {
+		return tooLarge(err)
+	}
+	if part.FormName() != ManifestPart {
+		return nil, http.StatusBadRequest, decodeNack(-1, "first part is %q, not %q", part.FormName(), ManifestPart)
+	}
+	mb, err := io.ReadAll(io.LimitReader(part, l.MaxManifestBytes+1))
+	if err != nil {
+		return tooLarge(err)
+	}
+	if int64(len(mb)) > l.MaxManifestBytes {
+		return nil, http.StatusRequestEntityTooLarge, decodeNack(-1, "manifest is larger than %d bytes", l.MaxManifestBytes)
+	}
+	req, ne := decodeManifest(mb, l)
+	if ne != nil {
+		return nil, ne.HTTPStatus(), ne
+	}
+	files := req.fileIndex()
+	for {
+		part, err := mr.NextRawPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return tooLarge(err)
+		}
+		p := part.FormName()
+		if err := ValidatePath(p); err != nil {
+			return nil, http.StatusBadRequest, decodeNack(-1, "body: %v", err)
+		}
+		f, ok := files[p]
+		if !ok {
+			return nil, http.StatusBadRequest, decodeNack(-1, "body for %q: the manifest does not list it", p)
+		}
+		if _, dup := req.Bodies[p]; dup {
+			return nil, http.StatusBadRequest, decodeNack(-1, "body for %q is sent twice", p)
+		}
+		body, err := readBody(part, f)
+		if err != nil {
+			var ne *NackError
+			if errors.As(err, &ne) {
+				return nil, http.StatusBadRequest, ne
+			}
+			return tooLarge(err)
+		}
+		if req.Bodies == nil {
+			req.Bodies = make(map[string][]byte)
+		}
+		req.Bodies[p] = body
+	}
+	return req, http.StatusOK, nil
+}
+
+// readBody reads one body part, at most the manifest's size plus one byte,
+// and checks its size and digest.
+func readBody(part io.Reader, f renderplan.File) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(part, int64(f.Size)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(body) > f.Size {
+		return nil, decodeNack(-1, "body for %q is longer than the manifest's %d bytes", f.Path, f.Size)
+	}
+	if err := checkBody(f, body); err != nil {
+		return nil, err
+	}
+	return body, nil
+}
+
+// nackFromResult builds the NACK of a result that is not OK.
+func nackFromResult(res *ApplyResult) *NackError {
+	ne := &NackError{Stage: res.Stage, Op: -1, Message: res.Message, Result: res}
+	if ne.Stage == "" {
+		ne.Stage = StageCommit
+	}
+	for _, o := range res.Ops {
+		if !o.OK {
+			ne.Op = o.Index
+			break
+		}
+	}
+	if ne.Message == "" {
+		ne.Message = fmt.Sprintf("apply of plan %s failed", res.PlanID)
+	}
+	return ne
+}
