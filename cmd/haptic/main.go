@@ -27,6 +27,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			validateCommand(),
 			benchmarkCommand(),
 			diffCommand(),
+			agentCommand(),
 		},
 		Writer:    stdout,
 		ErrWriter: stderr,

@@ -1,8 +1,63 @@
-// Package agent is the runtime of HAPTIC's per-pod agent. So far it holds
-// the one mapping from typed ops ([agentapi.Op]) to HAProxy runtime
-// commands ([Commands], [RunOp]); the file tree, journal, reloads and the
-// apply transaction come with the agent issue.
+// Package agent is the runtime of HAPTIC's per-pod agent: it owns the
+// HAProxy file tree under a base directory (haproxy.cfg, maps/, certs/,
+// general/), both HAProxy sockets, a journal and a last-known-good set,
+// and implements [agentapi.Applier] on top of them ([Agent]). The mapping
+// from typed ops to runtime commands ([Commands], [RunOp]) is the one
+// place where an op becomes command lines.
 //
-// The mapping is pure; [RunOp] does I/O through a [haproxysock.Client].
-// Everything here is safe for concurrent use.
+// It does I/O: files under BaseDir and StateDir, HAProxy's unix sockets,
+// and (with [Supervisor]) a child HAProxy process. [Commands] is pure.
+//
+// # The apply transaction
+//
+// [Agent.Apply] runs one transaction at a time: fence (expected previous
+// plan, fencing token not older than the newest accepted) → stage the
+// changed bodies under BaseDir/.haptic-txn (same filesystem, fsynced) →
+// hard-link the old files aside and write the journal (fsynced) → swap by
+// renames, haproxy.cfg last → run the ops on the worker socket, stopping
+// at the first failure → reload through the master socket when the mode
+// or verdict asks, or as the fallback after a refused op (the files are
+// already the new set, so the reload makes it live; a fallback reload is
+// not paced) → verify (Success=1, no failed reload counted, a new serving
+// PID in "show proc") → commit: state.json (fsynced, the commit point)
+// naming the plan and its manifest and, when this apply reloaded and
+// verified, a new last-known-good set (hard links in StateDir): only a set
+// HAProxy parsed is last-known-good, so revert_lkg never lands on a set
+// that reached HAProxy through runtime ops alone. Any failure restores the journal; when ops or a
+// reload already reached HAProxy, the agent also reloads onto the restored
+// files so the runtime state matches them. The NACK carries the stage and
+// HAProxy's text ([ALERT] lines for a refused reload).
+//
+// # Crash recovery
+//
+// [New] finishes or rolls back an interrupted apply: a journal whose
+// transaction state.json already names is cleaned up (roll forward);
+// any other is rolled back to the old files, and the reload that may be
+// owed runs first thing in [Agent.Run] (or before the next apply).
+// Killing the agent at any step leaves the tree exactly the old or the new
+// set (tested with SIGKILL at every step).
+//
+// # Pacing, deferred deletes, drift, leaving workers
+//
+// A reload asked for within MinReloadInterval of the last one is
+// scheduled, never dropped: files land and runtime ops run meanwhile, the
+// result says Scheduled, and Run reloads onto the latest files when the
+// window opens, reporting the outcome in the state's last apply.
+// Server and backend deletes are tried inline without "wait" (HAProxy
+// answers an unsatisfied wait only after ~100 ms); a busy object is queued
+// (bounded) and Run retries "wait … removable" + delete on the worker
+// socket; a reload empties the queue. Run re-hashes the tree every
+// DriftInterval; a mismatch makes the state report Drifted and no applied
+// plan, so the controller sends the full state and a reload. After a
+// reload, server and map ops of later runtime applies are replayed to
+// leaving workers through the master CLI; HAProxy 3.4 answers "Proxy is
+// disabled." for server changes there, which is harmless because a
+// stopping worker closes its keep-alive connections after the request in
+// flight (measured: 0 requests reached a removed endpoint).
+//
+// # Concurrency
+//
+// An [Agent] is safe for concurrent use; applies, scheduled reloads and
+// drift checks are serialised on one lock. Run's goroutines are waited
+// for before it returns. A [Supervisor] is safe for concurrent use.
 package agent

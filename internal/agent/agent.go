@@ -1,0 +1,260 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/haptic-io/haptic/agentapi"
+	"github.com/haptic-io/haptic/haproxysock"
+	"github.com/haptic-io/haptic/renderplan"
+)
+
+// Agent applies plans to one HAProxy: it owns the file tree under
+// BaseDir, the journal and last-known-good set under StateDir, and both
+// sockets. It implements [agentapi.Applier]. Its methods are safe for
+// concurrent use; applies, scheduled reloads, deferred deletes and drift
+// checks are serialised on one lock (applyMu).
+type Agent struct {
+	cfg     Config
+	base    *os.Root // BaseDir
+	state   *os.Root // StateDir
+	sock    *haproxysock.Client
+	master  *haproxysock.Master
+	metrics *metrics
+	gather  prometheus.Gatherer
+	log     *slog.Logger
+
+	// applyMu serialises everything that touches the tree or HAProxy's
+	// runtime state: applies, scheduled reloads, deferred deletes, drift
+	// checks and recovery.
+	applyMu sync.Mutex
+	// treeCache holds the digests of the tree's files by stamp; guarded
+	// by applyMu.
+	treeCache map[string]stamp
+
+	// mu guards the fields below; take it after applyMu, never before.
+	mu sync.Mutex
+	// durable is the committed state (mirrors state.json).
+	durable durableState
+	// drifted says the tree differs from durable.Manifest.
+	drifted bool
+	// baselineUnknown says HAProxy may not run durable.AppliedPlanID (a
+	// failed scheduled reload, a failed restore).
+	baselineUnknown bool
+	// reloadGen counts successful reloads; deferred deletes started
+	// before a reload are moot after it.
+	reloadGen int
+	// lastApply is the last apply's result.
+	lastApply *agentapi.ApplyResult
+	// lastReload is when the last reload ran.
+	lastReload time.Time
+	// reloadDue says a reload is scheduled (pacing) or owed (recovery).
+	reloadDue bool
+	// reloadReason says why.
+	reloadReason string
+	// pending are the deferred deletes, in order.
+	pending []pendingDelete
+	// leaving are the workers still draining after the last reload.
+	leaving []int
+	// seq numbers transactions.
+	seq int
+
+	wake       chan struct{} // pokes Run's reload loop
+	deleteWake chan struct{} // pokes the deferred delete loop
+}
+
+var _ agentapi.Applier = (*Agent)(nil)
+var _ agentapi.ReadyChecker = (*Agent)(nil)
+
+// New checks cfg, opens the tree and the state directory, and finishes or
+// rolls back an apply a crash interrupted (see [Agent.Run] for the reload
+// such a rollback may owe). It does not contact HAProxy.
+func New(cfg Config) (*Agent, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.BaseDir, 0o755); err != nil {
+		return nil, fmt.Errorf("agent: base dir: %w", err)
+	}
+	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+		return nil, fmt.Errorf("agent: state dir: %w", err)
+	}
+	if err := sameFilesystem(cfg.BaseDir, cfg.StateDir); err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	base, err := os.OpenRoot(cfg.BaseDir)
+	if err != nil {
+		return nil, fmt.Errorf("agent: open base dir: %w", err)
+	}
+	state, err := os.OpenRoot(cfg.StateDir)
+	if err != nil {
+		_ = base.Close()
+		return nil, fmt.Errorf("agent: open state dir: %w", err)
+	}
+	a := &Agent{
+		cfg:        cfg,
+		base:       base,
+		state:      state,
+		sock:       &haproxysock.Client{Path: cfg.StatsSocket, Timeout: cfg.SocketTimeout, BufSize: cfg.BufSize},
+		master:     &haproxysock.Master{Path: cfg.MasterSocket, Timeout: cfg.SocketTimeout, BufSize: cfg.BufSize},
+		log:        cfg.Log,
+		treeCache:  map[string]stamp{},
+		wake:       make(chan struct{}, 1),
+		deleteWake: make(chan struct{}, 1),
+	}
+	reg := cfg.Registerer
+	if reg == nil {
+		r := prometheus.NewRegistry()
+		reg, a.gather = r, r
+	} else if g, ok := reg.(prometheus.Gatherer); ok {
+		a.gather = g
+	}
+	if a.metrics, err = newMetrics(reg, a.lkgAge); err != nil {
+		_ = a.Close()
+		return nil, fmt.Errorf("agent: metrics: %w", err)
+	}
+	if err := a.recover(); err != nil {
+		_ = a.Close()
+		return nil, fmt.Errorf("agent: recover: %w", err)
+	}
+	return a, nil
+}
+
+// Close releases the directories. It does not stop HAProxy.
+func (a *Agent) Close() error {
+	return errors.Join(a.base.Close(), a.state.Close())
+}
+
+// Gatherer returns the registry the metrics are on when Config.Registerer
+// was nil or is also a Gatherer; otherwise nil.
+func (a *Agent) Gatherer() prometheus.Gatherer { return a.gather }
+
+func sameFilesystem(a, b string) error {
+	var sa, sb syscall.Stat_t
+	if err := syscall.Stat(a, &sa); err != nil {
+		return fmt.Errorf("stat %s: %w", a, err)
+	}
+	if err := syscall.Stat(b, &sb); err != nil {
+		return fmt.Errorf("stat %s: %w", b, err)
+	}
+	if sa.Dev != sb.Dev {
+		return fmt.Errorf("StateDir %s is not on the filesystem of BaseDir %s", b, a)
+	}
+	return nil
+}
+
+func (a *Agent) lkgAge() float64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.durable.LKGAt.IsZero() {
+		return 0
+	}
+	return a.cfg.Now().Sub(a.durable.LKGAt).Seconds()
+}
+
+func (a *Agent) poke() {
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
+// State reports the agent's state. HAProxy's version and worker come from
+// "show info" on the worker socket; they stay empty while HAProxy does not
+// answer.
+func (a *Agent) State(ctx context.Context) (*agentapi.State, error) {
+	st := &agentapi.State{
+		APIVersion:   agentapi.APIVersion,
+		AgentVersion: a.cfg.Version,
+		OpKinds:      agentapi.OpKinds(),
+	}
+	if info, err := a.sock.Info(ctx); err == nil {
+		st.HAProxyVersion = info.Version
+		st.Worker = agentapi.Worker{PID: info.PID, StartedAt: info.StartTime}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st.Fence = a.durable.NewestToken
+	st.LastKnownGoodPlanID = a.durable.LKGPlanID
+	st.Drifted = a.drifted
+	if !a.drifted && !a.baselineUnknown {
+		st.AppliedPlanID = a.durable.AppliedPlanID
+	}
+	st.Files = make(map[string]renderplan.Digest, len(a.durable.Manifest))
+	for p, d := range a.durable.Manifest {
+		st.Files[p] = d
+	}
+	for _, d := range a.pending {
+		st.PendingDeletes = append(st.PendingDeletes, agentapi.PendingDelete{Backend: d.op.Backend, Server: d.op.Server})
+	}
+	sort.Slice(st.PendingDeletes, func(i, j int) bool {
+		x, y := st.PendingDeletes[i], st.PendingDeletes[j]
+		if x.Backend != y.Backend {
+			return x.Backend < y.Backend
+		}
+		return x.Server < y.Server
+	})
+	if a.lastApply != nil {
+		r := *a.lastApply
+		st.LastApply = &r
+	}
+	return st, nil
+}
+
+// Ready reports whether HAProxy's worker socket answers.
+func (a *Agent) Ready(ctx context.Context) error {
+	if _, err := a.sock.Info(ctx); err != nil {
+		return fmt.Errorf("haproxy worker socket: %w", err)
+	}
+	return nil
+}
+
+// Run runs the background loops until ctx ends: the reload a recovery
+// owes, scheduled (paced) reloads, deferred deletes and drift checks. It
+// returns ctx's error once its goroutines have stopped.
+func (a *Agent) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	if a.cfg.DriftInterval > 0 {
+		wg.Go(func() { a.driftLoop(ctx) })
+	}
+	wg.Go(func() { a.deleteLoop(ctx) })
+	a.poke()
+	retry := time.NewTimer(time.Hour)
+	defer retry.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			wg.Wait()
+			return ctx.Err()
+		case <-a.wake:
+		case <-retry.C:
+		}
+		next := a.tick(ctx)
+		if !retry.Stop() {
+			select {
+			case <-retry.C:
+			default:
+			}
+		}
+		retry.Reset(next)
+	}
+}
+
+// tick runs a due reload and returns how long to sleep before the next
+// check.
+func (a *Agent) tick(ctx context.Context) time.Duration {
+	if wait := a.runDueReload(ctx); wait > 0 {
+		return wait
+	}
+	return time.Hour
+}

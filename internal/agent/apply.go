@@ -1,0 +1,447 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/haptic-io/haptic/agentapi"
+	"github.com/haptic-io/haptic/renderplan"
+)
+
+// Crash points, in apply order: the test hook (Config.crashPoint) is
+// called with each. "swap:<path>" comes before each rename of the swap.
+const (
+	stepStaged    = "staged"
+	stepJournaled = "journaled"
+	stepSwapped   = "swapped"
+	stepOps       = "ops"
+	stepReloaded  = "reloaded"
+	stepCommitted = "committed"
+	stepDone      = "done"
+)
+
+// Apply runs one apply transaction (see the package doc): fence, stage,
+// journal, swap, ops, reload, verify, commit. On a NACK it returns the
+// result and a *[agentapi.NackError] carrying it; the old worker keeps
+// serving and the tree is back to the old files.
+func (a *Agent) Apply(ctx context.Context, req *agentapi.ApplyRequest) (*agentapi.ApplyResult, error) {
+	if req == nil {
+		return nil, &agentapi.NackError{Stage: agentapi.StageDecode, Op: -1, Message: "nil request"}
+	}
+	start := time.Now()
+	a.applyMu.Lock()
+	defer a.applyMu.Unlock()
+
+	mode := req.Mode
+	if mode == "" {
+		mode = agentapi.ModeAuto
+	}
+	res := &agentapi.ApplyResult{PlanID: req.PlanID, Timings: map[agentapi.Stage]time.Duration{}}
+	log := a.log.With("plan_id", req.PlanID)
+	a.settleRecoveryLocked(ctx)
+	err := a.apply(ctx, req, mode, res, log)
+	res.Took = time.Since(start)
+
+	result := "ack"
+	var nack *agentapi.NackError
+	switch {
+	case errors.As(err, &nack):
+		result = string(nack.Stage)
+		res.OK = false
+		res.Stage, res.Message = nack.Stage, nack.Message
+		if nack.Stage != agentapi.StageFence && nack.Stage != agentapi.StageDecode {
+			nack.Result = res
+		}
+		log.Warn("apply refused", "stage", nack.Stage, "op", nack.Op, "message", nack.Message)
+	case err != nil:
+		result = "error"
+		res.OK, res.Stage, res.Message = false, agentapi.StageCommit, err.Error()
+		nack = &agentapi.NackError{Stage: agentapi.StageCommit, Op: -1, Message: err.Error(), Result: res}
+	default:
+		res.OK = true
+		log.Info("apply done", "took", res.Took, "reload", res.Reload.Performed, "scheduled", res.Reload.Scheduled, "timings", res.Timings)
+	}
+	a.metrics.applies.WithLabelValues(string(mode), result).Inc()
+	a.metrics.applyDuration.WithLabelValues(string(mode)).Observe(res.Took.Seconds())
+	a.mu.Lock()
+	a.lastApply = cloneResult(res)
+	a.mu.Unlock()
+	if nack != nil {
+		return res, nack
+	}
+	return res, nil
+}
+
+func cloneResult(r *agentapi.ApplyResult) *agentapi.ApplyResult {
+	c := *r
+	c.Ops = append([]agentapi.OpResult(nil), r.Ops...)
+	c.Timings = make(map[agentapi.Stage]time.Duration, len(r.Timings))
+	for k, v := range r.Timings {
+		c.Timings[k] = v
+	}
+	return &c
+}
+
+func nackf(stage agentapi.Stage, op int, format string, args ...any) *agentapi.NackError {
+	return &agentapi.NackError{Stage: stage, Op: op, Message: fmt.Sprintf(format, args...)}
+}
+
+// plannedApply is a request after decoding: what to write and run.
+type plannedApply struct {
+	planID   string
+	files    manifest
+	bodies   map[string][]byte
+	ops      []agentapi.Op
+	reload   bool   // the mode or verdict asks for a reload
+	reason   string // why
+	fence    uint64
+	revertTo bool
+}
+
+func (a *Agent) apply(ctx context.Context, req *agentapi.ApplyRequest, mode agentapi.Mode, res *agentapi.ApplyResult, log *slog.Logger) error {
+	t := time.Now()
+	p, err := a.decode(req, mode)
+	if err != nil {
+		return err
+	}
+	if err := a.fence(req); err != nil {
+		return err
+	}
+	res.Timings[agentapi.StageFence] = time.Since(t)
+	if p.revertTo {
+		if err := a.loadRevert(req, p); err != nil {
+			return err
+		}
+		res.PlanID = p.planID
+	}
+
+	// Stage, journal, swap.
+	t = time.Now()
+	cur, err := hashTreeCached(a.base, a.treeCache)
+	if err != nil {
+		return nackf(agentapi.StageFiles, -1, "hash the tree: %v", err)
+	}
+	entries, err := a.entries(p, cur)
+	if err != nil {
+		return err
+	}
+	var tx *txn
+	if len(entries) > 0 {
+		tx = a.newTxn()
+		if err := tx.stage(p.bodies, entries); err != nil {
+			_ = tx.cleanup()
+			return nackf(agentapi.StageFiles, -1, "%v", err)
+		}
+		a.crash(stepStaged)
+		if err := tx.backup(entries); err != nil {
+			_ = tx.cleanup()
+			return nackf(agentapi.StageFiles, -1, "%v", err)
+		}
+		j := journal{Txn: tx.id, PlanID: p.planID, PrevPlanID: a.appliedPlan(), Entries: entries}
+		if err := writeJSONAtomic(a.state, journalFile, j); err != nil {
+			_ = tx.cleanup()
+			return nackf(agentapi.StageFiles, -1, "write journal: %v", err)
+		}
+		a.crash(stepJournaled)
+		res.Timings[agentapi.StageFiles] = time.Since(t)
+		t = time.Now()
+		if err := tx.swap(entries, a.crash); err != nil {
+			a.restore(ctx, tx, entries, false, res)
+			return nackf(agentapi.StageSwap, -1, "%v", err)
+		}
+		a.crash(stepSwapped)
+		res.Timings[agentapi.StageSwap] = time.Since(t)
+	}
+
+	// Ops, then a reload when asked or as the fallback for a failed op.
+	live := false // runtime state changed: a restore must reload
+	needReload, reason := p.reload, p.reason
+	if !needReload && len(p.ops) > 0 {
+		t = time.Now()
+		live = true
+		if idx, msg := a.runOps(ctx, p, res, log); idx >= 0 {
+			needReload = true
+			reason = fmt.Sprintf("fallback: op %d failed: %s", idx, msg)
+			log.Warn("runtime op refused; reloading onto the new files", "op", idx, "message", msg)
+		}
+		res.Timings[agentapi.StageOps] = time.Since(t)
+		a.crash(stepOps)
+	}
+	fallback := live && needReload
+	scheduled := false
+	if needReload {
+		res.Reload.Reason = reason
+		if wait := a.reloadWait(); wait > 0 && !fallback {
+			scheduled = true
+			res.Reload.Scheduled = true
+			a.mu.Lock()
+			a.reloadDue, a.reloadReason = true, reason
+			a.mu.Unlock()
+			a.poke()
+		} else {
+			t = time.Now()
+			info, stage, err := a.reloadAndVerify(ctx)
+			res.Reload = info
+			res.Reload.Reason = reason
+			if stage == "" {
+				stage = agentapi.StageReload
+			}
+			res.Timings[stage] = time.Since(t)
+			if err != nil {
+				if tx != nil {
+					a.restore(ctx, tx, entries, live, res)
+				} else if live {
+					a.restoreLive(ctx, res)
+				}
+				return nackf(stage, -1, "%s", err)
+			}
+			live = false
+			a.crash(stepReloaded)
+		}
+	}
+
+	// Commit.
+	t = time.Now()
+	a.mu.Lock()
+	next := a.durable
+	a.mu.Unlock()
+	txID := ""
+	if tx != nil {
+		txID = tx.id
+	}
+	next.Txn = txID
+	next.AppliedPlanID = p.planID
+	next.Manifest = p.files
+	next.NewestToken = max(next.NewestToken, p.fence)
+	next.ReloadPending = scheduled || a.reloadOwed()
+	// Only a set HAProxy loaded in a verified reload becomes
+	// last-known-good: a set that reached it through runtime ops was never
+	// parsed, and revert_lkg must lead back to one that was.
+	verified := res.Reload.Performed && res.Reload.OK && !next.ReloadPending
+	if _, err := a.commitStateLocked(next, verified, txID); err != nil {
+		if tx != nil {
+			a.restore(ctx, tx, entries, live || res.Reload.Performed, res)
+		}
+		return nackf(agentapi.StageCommit, -1, "write state: %v", err)
+	}
+	a.crash(stepCommitted)
+	a.mu.Lock()
+	a.drifted = false
+	a.baselineUnknown = false
+	a.mu.Unlock()
+	if tx != nil {
+		_ = a.state.Remove(journalFile)
+		_ = tx.cleanup()
+	}
+	res.Timings[agentapi.StageCommit] = time.Since(t)
+	a.crash(stepDone)
+	if !needReload && len(p.ops) > 0 {
+		a.replayToLeaving(ctx, p.ops, log)
+	}
+	return nil
+}
+
+// decode checks the request and turns it into a plannedApply.
+func (a *Agent) decode(req *agentapi.ApplyRequest, mode agentapi.Mode) (*plannedApply, error) {
+	p := &plannedApply{planID: req.PlanID, fence: req.Fence, bodies: req.Bodies, ops: req.Ops}
+	switch mode {
+	case agentapi.ModeAuto:
+	case agentapi.ModeReload:
+		p.reload, p.reason = true, "mode reload"
+	case agentapi.ModeRevertLKG:
+		if len(req.Files) > 0 || len(req.Ops) > 0 || len(req.Bodies) > 0 {
+			return nil, nackf(agentapi.StageDecode, -1, "mode revert_lkg carries no files and no ops")
+		}
+		p.reload, p.reason, p.revertTo = true, "mode revert_lkg", true
+		return p, nil
+	default:
+		return nil, &agentapi.NackError{Stage: agentapi.StageDecode, Op: -1, Unsupported: true, Message: fmt.Sprintf("unknown mode %q", mode)}
+	}
+	switch req.Verdict {
+	case "", agentapi.VerdictReload:
+		if !p.reload {
+			p.reload, p.reason = true, "verdict reload"
+		}
+	case agentapi.VerdictNoop, agentapi.VerdictFileOnly, agentapi.VerdictRuntime:
+	default:
+		return nil, &agentapi.NackError{Stage: agentapi.StageDecode, Op: -1, Unsupported: true, Message: fmt.Sprintf("unknown verdict %q", req.Verdict)}
+	}
+	if req.PlanID == "" || len(req.PlanID) > agentapi.MaxPlanIDLen {
+		return nil, nackf(agentapi.StageDecode, -1, "plan ID is empty or longer than %d bytes", agentapi.MaxPlanIDLen)
+	}
+	p.files = make(manifest, len(req.Files))
+	for _, f := range req.Files {
+		if err := agentapi.ValidatePath(f.Path); err != nil {
+			return nil, nackf(agentapi.StageDecode, -1, "%v", err)
+		}
+		if err := checkPath(f.Path); err != nil {
+			return nil, nackf(agentapi.StageDecode, -1, "%v", err)
+		}
+		if _, dup := p.files[f.Path]; dup {
+			return nil, nackf(agentapi.StageDecode, -1, "file %s listed twice", f.Path)
+		}
+		if !validDigest(f.Digest) {
+			return nil, nackf(agentapi.StageDecode, -1, "file %s: malformed digest %q", f.Path, f.Digest)
+		}
+		p.files[f.Path] = f.Digest
+		if b, ok := req.Bodies[f.Path]; ok {
+			if got := renderplan.DigestOf(b); got != f.Digest || len(b) != f.Size {
+				return nil, nackf(agentapi.StageDecode, -1, "file %s: body has digest %s and %d bytes, the manifest says %s and %d", f.Path, got, len(b), f.Digest, f.Size)
+			}
+		}
+	}
+	if _, ok := p.files[renderplan.ConfigPath]; !ok {
+		return nil, nackf(agentapi.StageDecode, -1, "the files do not list %s", renderplan.ConfigPath)
+	}
+	for path := range req.Bodies {
+		if _, ok := p.files[path]; !ok {
+			return nil, nackf(agentapi.StageDecode, -1, "body for %q, which the files do not list", path)
+		}
+	}
+	for i, op := range req.Ops {
+		if err := op.Validate(); err != nil {
+			return nil, nackf(agentapi.StageDecode, i, "%v", err)
+		}
+	}
+	return p, nil
+}
+
+func validDigest(d renderplan.Digest) bool {
+	if len(d) != 16 {
+		return false
+	}
+	_, err := strconv.ParseUint(string(d), 16, 64)
+	return err == nil && strings.ToLower(string(d)) == string(d)
+}
+
+// fence refuses a stale token or a wrong expected plan, and records the
+// token as the newest seen.
+func (a *Agent) fence(req *agentapi.ApplyRequest) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if req.Fence < a.durable.NewestToken {
+		return nackf(agentapi.StageFence, -1, "fencing token %d is older than %d", req.Fence, a.durable.NewestToken)
+	}
+	if req.ExpectedPlanID != "" {
+		cur := a.durable.AppliedPlanID
+		if a.drifted || a.baselineUnknown {
+			cur = ""
+		}
+		if cur != req.ExpectedPlanID {
+			if cur == "" {
+				cur = "unknown"
+			}
+			return nackf(agentapi.StageFence, -1, "expected plan %s, the pod runs %s", req.ExpectedPlanID, cur)
+		}
+	}
+	return nil
+}
+
+// loadRevert fills p with the last-known-good set.
+func (a *Agent) loadRevert(req *agentapi.ApplyRequest, p *plannedApply) error {
+	planID, files, bodies, err := a.loadLKG()
+	if err != nil {
+		return nackf(agentapi.StageFiles, -1, "revert_lkg: %v", err)
+	}
+	if req.PlanID != "" && req.PlanID != planID {
+		return nackf(agentapi.StageFence, -1, "revert_lkg to %s, the last-known-good plan is %s", req.PlanID, planID)
+	}
+	p.planID, p.files, p.bodies = planID, files, bodies
+	return nil
+}
+
+// entries lists the swap: every file whose content on disk differs from
+// the new set, and every file on disk the new set does not list.
+func (a *Agent) entries(p *plannedApply, cur manifest) ([]journalEntry, error) {
+	var entries []journalEntry
+	for path, d := range p.files {
+		have, exists := cur[path]
+		if exists && have == d {
+			continue
+		}
+		if _, ok := p.bodies[path]; !ok {
+			if !exists {
+				have = "absent"
+			}
+			return nil, nackf(agentapi.StageFiles, -1, "no body for %s: the disk has %s, the manifest %s", path, have, d)
+		}
+		if exists {
+			if _, err := checkTarget(a.base, path); err != nil {
+				return nil, nackf(agentapi.StageFiles, -1, "%v", err)
+			}
+		}
+		// A parent that escapes the base directory is refused here, not
+		// half-way through the swap.
+		if _, err := a.base.Lstat(parentOf(path)); err != nil && !isNotExist(err) {
+			return nil, nackf(agentapi.StageFiles, -1, "%v: %v", ErrUnsafePath, err)
+		}
+		entries = append(entries, journalEntry{Path: path, Old: exists, New: true})
+	}
+	for path := range cur {
+		if _, ok := p.files[path]; !ok {
+			entries = append(entries, journalEntry{Path: path, Old: true})
+		}
+	}
+	return swapOrder(entries), nil
+}
+
+func (a *Agent) newTxn() *txn {
+	a.mu.Lock()
+	a.seq++
+	id := fmt.Sprintf("%d-%d", a.cfg.Now().UnixNano(), a.seq)
+	a.mu.Unlock()
+	return &txn{id: id, base: a.base, dir: txnDirName + "/" + id}
+}
+
+func (a *Agent) appliedPlan() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.durable.AppliedPlanID
+}
+
+func (a *Agent) crash(step string) {
+	if a.cfg.crashPoint != nil {
+		a.cfg.crashPoint(step)
+	}
+}
+
+// restore rolls the tree back to the journal's old files; when live, the
+// runtime state changed too and a reload brings HAProxy onto the restored
+// files. A restore that fails leaves the journal for the next start and
+// the baseline unknown.
+func (a *Agent) restore(ctx context.Context, tx *txn, entries []journalEntry, live bool, res *agentapi.ApplyResult) {
+	res.Rollback.Performed = true
+	err := tx.rollback(entries)
+	if err == nil && live {
+		if _, _, rerr := a.reloadAndVerify(ctx); rerr != nil {
+			err = fmt.Errorf("reload onto the restored files: %w", rerr)
+		}
+	}
+	if err != nil {
+		res.Rollback.Message = err.Error()
+		a.log.Error("restore failed; the journal stays for the next start", "err", err)
+		a.mu.Lock()
+		a.baselineUnknown = true
+		a.mu.Unlock()
+		return
+	}
+	res.Rollback.OK = true
+	_ = a.state.Remove(journalFile)
+	_ = tx.cleanup()
+}
+
+// restoreLive brings HAProxy back onto the unchanged files after runtime
+// ops ran and the fallback reload failed: there is nothing to restore on
+// disk, so the baseline becomes unknown.
+func (a *Agent) restoreLive(_ context.Context, res *agentapi.ApplyResult) {
+	res.Rollback.Performed = true
+	res.Rollback.Message = "no files changed; runtime ops already ran and the reload failed, so the baseline is unknown"
+	a.mu.Lock()
+	a.baselineUnknown = true
+	a.mu.Unlock()
+}

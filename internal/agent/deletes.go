@@ -1,0 +1,149 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/haptic-io/haptic/agentapi"
+)
+
+// pendingDelete is a server or backend delete waiting until HAProxy can
+// remove the object (no connection, no stream, no server left).
+type pendingDelete struct {
+	op       agentapi.Op
+	next     time.Time // earliest next attempt
+	attempts int
+}
+
+// errQueueFull refuses a delete the bounded queue cannot hold; the apply
+// falls back to a reload, which makes every pending delete moot.
+var errQueueFull = errors.New("agent: deferred delete queue is full")
+
+// deferDelete queues op (an OpDelServer or OpDelBackend) for the
+// background delete loop.
+func (a *Agent) deferDelete(op agentapi.Op) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.pending) >= a.cfg.MaxPendingDeletes {
+		return fmt.Errorf("%w (%d)", errQueueFull, a.cfg.MaxPendingDeletes)
+	}
+	a.pending = append(a.pending, pendingDelete{op: op, next: a.cfg.Now().Add(a.cfg.DeleteRetry / 4)})
+	a.metrics.pending.Set(float64(len(a.pending)))
+	select {
+	case a.deleteWake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// deleteLoop retries the deferred deletes until ctx ends.
+func (a *Agent) deleteLoop(ctx context.Context) {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		wait := a.runDeletes(ctx)
+		if wait <= 0 {
+			wait = time.Hour
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		timer.Reset(wait)
+		select {
+		case <-ctx.Done():
+			return
+		case <-a.deleteWake:
+		case <-timer.C:
+		}
+	}
+}
+
+// runDeletes tries every due delete once, in queue order, on the worker
+// socket ("wait <RemovableWait> srv-removable" then "del server"; "wait
+// be-removable" then "del backend"), and returns how long until the next
+// one is due. A backend waits for its servers' deletes. It does not hold
+// the apply lock: a reload that happens meanwhile makes the results moot
+// (reloadGen), and the planner does not touch objects it knows are
+// pending.
+func (a *Agent) runDeletes(ctx context.Context) time.Duration {
+	a.mu.Lock()
+	gen := a.reloadGen
+	now := a.cfg.Now()
+	var due []pendingDelete
+	servers := map[string]bool{}
+	var next time.Duration
+	for _, d := range a.pending {
+		if d.op.Kind == agentapi.OpDelServer {
+			servers[d.op.Backend] = true
+		}
+		if w := d.next.Sub(now); w > 0 {
+			if next == 0 || w < next {
+				next = w
+			}
+			continue
+		}
+		if d.op.Kind == agentapi.OpDelBackend && servers[d.op.Backend] {
+			continue
+		}
+		due = append(due, d)
+	}
+	a.mu.Unlock()
+	for _, d := range due {
+		if ctx.Err() != nil {
+			return 0
+		}
+		cmds, err := Commands(d.op, CommandEnv{RemovableWait: a.cfg.RemovableWait})
+		var failed bool
+		if err == nil {
+			results, rerr := a.sock.Run(ctx, cmds...)
+			switch {
+			case rerr == nil:
+			case notRemovableYet(results):
+				failed = true
+			default:
+				err = rerr
+			}
+		}
+		a.mu.Lock()
+		if a.reloadGen != gen {
+			a.mu.Unlock()
+			return 0
+		}
+		i := a.pendingIndex(d.op)
+		switch {
+		case i < 0:
+		case err != nil:
+			a.log.Warn("deferred delete failed; dropped", "target", deleteTarget(d.op), "err", err)
+			a.metrics.ops.WithLabelValues(d.op.Kind.String(), "failed").Inc()
+			a.pending = append(a.pending[:i], a.pending[i+1:]...)
+		case failed:
+			a.pending[i].attempts++
+			a.pending[i].next = a.cfg.Now().Add(a.cfg.DeleteRetry)
+			if next == 0 || a.cfg.DeleteRetry < next {
+				next = a.cfg.DeleteRetry
+			}
+		default:
+			a.metrics.ops.WithLabelValues(d.op.Kind.String(), "ok").Inc()
+			a.pending = append(a.pending[:i], a.pending[i+1:]...)
+			next = time.Millisecond // a backend may be due now
+		}
+		a.metrics.pending.Set(float64(len(a.pending)))
+		a.mu.Unlock()
+	}
+	return next
+}
+
+// pendingIndex finds op in the queue; a.mu must be held.
+func (a *Agent) pendingIndex(op agentapi.Op) int {
+	for i, d := range a.pending {
+		if d.op.Kind == op.Kind && d.op.Backend == op.Backend && d.op.Server == op.Server {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,236 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/haptic-io/haptic/agentapi"
+	"github.com/haptic-io/haptic/haproxysock"
+)
+
+// inlineDeleteCommands are the commands of a delete run inside an apply:
+// the "wait … removable" of [Commands] is left out, because HAProxy
+// answers a wait that is not satisfied at once only after about 100 ms
+// (measured on 3.4), whatever its delay. A delete refused because the
+// object is busy is deferred to the background loop, which runs the full
+// [Commands] with the wait.
+func inlineDeleteCommands(op agentapi.Op) ([]haproxysock.Command, error) {
+	if err := op.Validate(); err != nil {
+		return nil, err
+	}
+	var cmds []haproxysock.Command
+	if op.Kind == agentapi.OpDelServer {
+		maint, err := haproxysock.SetServerState(op.Backend, op.Server, haproxysock.StateMaint)
+		if err != nil {
+			return nil, err
+		}
+		del, err := haproxysock.DelServer(op.Backend, op.Server)
+		if err != nil {
+			return nil, err
+		}
+		return append(cmds, maint, del), nil
+	}
+	del, err := haproxysock.DelBackend(op.Backend)
+	if err != nil {
+		return nil, err
+	}
+	return append(cmds, del), nil
+}
+
+// runOps runs the ops in order on the worker socket and stops at the first
+// failure, returning its index and HAProxy's reply; -1 when every op
+// passed. Server and backend deletes that are not removable yet are
+// deferred (see deletes.go).
+func (a *Agent) runOps(ctx context.Context, p *plannedApply, res *agentapi.ApplyResult, log *slog.Logger) (int, string) {
+	env := CommandEnv{
+		ReadFile: func(path string) ([]byte, error) {
+			if b, ok := p.bodies[path]; ok {
+				return b, nil
+			}
+			if err := checkPath(path); err != nil {
+				return nil, err
+			}
+			return a.base.ReadFile(path)
+		},
+	}
+	deferredBackends := map[string]bool{}
+	for i, op := range p.ops {
+		r := agentapi.OpResult{Index: i, Op: op.String()}
+		kind := op.Kind.String()
+		if op.Kind == agentapi.OpDelBackend && deferredBackends[op.Backend] {
+			if err := a.deferDelete(op); err != nil {
+				r.Reply = err.Error()
+				res.Ops = append(res.Ops, r)
+				a.metrics.ops.WithLabelValues(kind, "failed").Inc()
+				return i, r.Reply
+			}
+			r.OK, r.Reply = true, "deferred: servers of the backend are still being deleted"
+			res.Ops = append(res.Ops, r)
+			a.metrics.ops.WithLabelValues(kind, "deferred").Inc()
+			continue
+		}
+		var results []haproxysock.Result
+		var err error
+		if op.Kind == agentapi.OpDelServer || op.Kind == agentapi.OpDelBackend {
+			var cmds []haproxysock.Command
+			if cmds, err = inlineDeleteCommands(op); err == nil {
+				results, err = a.sock.Run(ctx, cmds...)
+			}
+		} else {
+			results, err = RunOp(ctx, a.sock, op, env)
+		}
+		r.Reply = joinReplies(results)
+		if err != nil && (op.Kind == agentapi.OpDelServer || op.Kind == agentapi.OpDelBackend) && notRemovableYet(results) {
+			if derr := a.deferDelete(op); derr == nil {
+				if op.Kind == agentapi.OpDelServer {
+					deferredBackends[op.Backend] = true
+				}
+				r.OK, r.Reply = true, "deferred: "+r.Reply
+				res.Ops = append(res.Ops, r)
+				a.metrics.ops.WithLabelValues(kind, "deferred").Inc()
+				log.Info("delete deferred until removable", "op", i, "target", op.Target())
+				continue
+			} else {
+				r.Reply = derr.Error() + "; " + r.Reply
+				res.Ops = append(res.Ops, r)
+				a.metrics.ops.WithLabelValues(kind, "failed").Inc()
+				return i, r.Reply
+			}
+		}
+		if err != nil {
+			if r.Reply == "" {
+				r.Reply = err.Error()
+			}
+			res.Ops = append(res.Ops, r)
+			a.metrics.ops.WithLabelValues(kind, "failed").Inc()
+			return i, failureText(err, r.Reply)
+		}
+		r.OK = true
+		res.Ops = append(res.Ops, r)
+		a.metrics.ops.WithLabelValues(kind, "ok").Inc()
+	}
+	return -1, ""
+}
+
+// failureText is HAProxy's reply to the refused command when there is
+// one, else the error.
+func failureText(err error, reply string) string {
+	var ce *haproxysock.CommandError
+	if errors.As(err, &ce) && strings.TrimSpace(ce.Reply) != "" {
+		return ce.Command + ": " + strings.TrimSpace(ce.Reply)
+	}
+	if reply != "" {
+		return reply
+	}
+	return err.Error()
+}
+
+func joinReplies(results []haproxysock.Result) string {
+	var parts []string
+	for _, r := range results {
+		if s := strings.TrimSpace(r.Reply); s != "" {
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// notRemovableYet reports whether a delete failed only because the object
+// still has connections or streams (or servers, for a backend).
+func notRemovableYet(results []haproxysock.Result) bool {
+	for _, r := range results {
+		if r.Err == nil {
+			continue
+		}
+		reply := r.Reply
+		switch {
+		case strings.Contains(reply, "Wait delay expired"),
+			strings.Contains(reply, "still has connections"),
+			strings.Contains(reply, "still has attached streams"),
+			strings.Contains(reply, "Only a backend without server"):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// replayableOnLeaving says which ops are sent to leaving workers: the
+// ones that move traffic away from an endpoint or change routing.
+func replayableOnLeaving(k agentapi.OpKind) bool {
+	switch k {
+	case agentapi.OpSetServerState, agentapi.OpSetServerAddr, agentapi.OpSetServerWeight,
+		agentapi.OpAddMapEntry, agentapi.OpSetMapEntry, agentapi.OpDelMapEntry, agentapi.OpDelServer:
+		return true
+	}
+	return false
+}
+
+// replayToLeaving sends the server and map ops of a runtime apply to the
+// workers still draining after the last reload, through the master CLI. A
+// server delete becomes "set server … state maint" there (a leaving worker
+// keeps the server object; maint moves its traffic away). HAProxy may
+// refuse changes on a stopping proxy ("Proxy is disabled."); refusals are
+// logged, never fatal: the leaving worker exits once its streams end.
+func (a *Agent) replayToLeaving(ctx context.Context, ops []agentapi.Op, log *slog.Logger) {
+	if !*a.cfg.ReplayToLeaving {
+		return
+	}
+	a.mu.Lock()
+	known := len(a.leaving) > 0
+	a.mu.Unlock()
+	if !known {
+		return
+	}
+	procs, err := a.master.ShowProc(ctx)
+	if err != nil {
+		return
+	}
+	var pids []int
+	for _, w := range procs.Leaving() {
+		pids = append(pids, w.PID)
+	}
+	a.mu.Lock()
+	a.leaving = pids
+	a.mu.Unlock()
+	if len(pids) == 0 {
+		return
+	}
+	var cmds []haproxysock.Command
+	for _, op := range ops {
+		if !replayableOnLeaving(op.Kind) {
+			continue
+		}
+		if op.Kind == agentapi.OpDelServer {
+			c, err := haproxysock.SetServerState(op.Backend, op.Server, haproxysock.StateMaint)
+			if err == nil {
+				cmds = append(cmds, c)
+			}
+			continue
+		}
+		cs, err := Commands(op, CommandEnv{})
+		if err == nil {
+			cmds = append(cmds, cs...)
+		}
+	}
+	if len(cmds) == 0 {
+		return
+	}
+	for _, pid := range pids {
+		results, err := a.master.RunOnWorker(ctx, pid, cmds...)
+		if err != nil {
+			log.Info("leaving worker refused replayed ops", "pid", pid, "err", err, "replies", joinReplies(results))
+		}
+	}
+}
+
+// deleteTarget names a deferred delete for logs.
+func deleteTarget(op agentapi.Op) string {
+	if op.Kind == agentapi.OpDelServer {
+		return fmt.Sprintf("server %s/%s", op.Backend, op.Server)
+	}
+	return "backend " + op.Backend
+}

@@ -1,0 +1,56 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+)
+
+// reasonRecovery marks the reload a crash recovery owes.
+const reasonRecovery = "recovery: an interrupted apply was rolled back"
+
+// recover loads the durable state and finishes an apply a crash
+// interrupted. A journal whose transaction the state already names was
+// committed: only its cleanup is left (roll forward). Any other journal
+// is rolled back to the old files, and since its ops or reload may have
+// reached HAProxy, a reload onto the old files is owed (Run or the next
+// Apply performs it). Staging left without a journal is discarded. A
+// committed apply whose paced reload had not run yet owes that reload.
+func (a *Agent) recover() error {
+	if _, err := readJSON(a.state, stateFile, &a.durable); err != nil {
+		return err
+	}
+	var j journal
+	found, err := readJSON(a.state, journalFile, &j)
+	if err != nil {
+		return err
+	}
+	if found {
+		tx := &txn{id: j.Txn, base: a.base, dir: txnDirName + "/" + j.Txn}
+		if j.Txn != "" && j.Txn == a.durable.Txn {
+			a.log.Info("recovery: the interrupted apply was committed; finishing it", "plan_id", j.PlanID)
+		} else {
+			a.log.Warn("recovery: rolling back an interrupted apply", "plan_id", j.PlanID, "files", len(j.Entries))
+			if err := tx.rollback(j.Entries); err != nil {
+				return fmt.Errorf("roll back %s: %w", j.Txn, err)
+			}
+			a.reloadDue, a.reloadReason = true, reasonRecovery
+		}
+		if err := a.state.Remove(journalFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	if err := a.base.RemoveAll(txnDirName); err != nil {
+		return fmt.Errorf("clean staging: %w", err)
+	}
+	a.pruneLKG(a.durable.LKGDir)
+	if a.durable.ReloadPending && !a.reloadDue {
+		a.reloadDue, a.reloadReason = true, "scheduled before a restart"
+	}
+	if a.durable.AppliedPlanID != "" {
+		if got, err := hashTree(a.base); err != nil || !got.equal(a.durable.Manifest) {
+			a.drifted = true
+		}
+	}
+	return nil
+}
