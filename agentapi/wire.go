@@ -107,14 +107,7 @@ func writeMultipart(mw *multipart.Writer, req *ApplyRequest) error {
 	if err != nil {
 		return err
 	}
-	h := make(textproto.MIMEHeader)
-	h.Set("Content-Disposition", mime.FormatMediaType("form-data", map[string]string{"name": ManifestPart}))
-	h.Set("Content-Type", "application/json")
-	pw, err := mw.CreatePart(h)
-	if err != nil {
-		return err
-	}
-	if _, err := pw.Write(manifest); err != nil {
+	if err := writePart(mw, ManifestPart, "application/json", manifest); err != nil {
 		return err
 	}
 	paths := make([]string, 0, len(req.Bodies))
@@ -123,16 +116,22 @@ func writeMultipart(mw *multipart.Writer, req *ApplyRequest) error {
 	}
 	slices.Sort(paths)
 	for _, p := range paths {
-		h := make(textproto.MIMEHeader)
-		h.Set("Content-Disposition", mime.FormatMediaType("form-data", map[string]string{"name": p}))
-		h.Set("Content-Type", "application/octet-stream")
-		pw, err := mw.CreatePart(h)
-		if err != nil {
-			return err
-		}
-		if _, err := pw.Write(req.Bodies[p]); err != nil {
+		if err := writePart(mw, p, "application/octet-stream", req.Bodies[p]); err != nil {
 			return err
 		}
 	}
 	return mw.Close()
+}
+
+// writePart writes one form-data part named name.
+func writePart(mw *multipart.Writer, name, contentType string, body []byte) error {
+	h := make(textproto.MIMEHeader)
+	h.Set("Content-Disposition", mime.FormatMediaType("form-data", map[string]string{"name": name}))
+	h.Set("Content-Type", contentType)
+	pw, err := mw.CreatePart(h)
+	if err != nil {
+		return err
+	}
+	_, err = pw.Write(body)
+	return err
 }

@@ -207,7 +207,7 @@ func (d *differ) diffServers(a, b *renderplan.Backend) {
 // that cannot be done at runtime.
 func (d *differ) addServer(be *renderplan.Backend, s *renderplan.Server) bool {
 	subject := "server " + be.Name + "/" + s.Name
-	if d.pending[PendingDelete{Backend: be.Name, Server: s.Name}] {
+	if d.pending[agentapi.PendingDelete{Backend: be.Name, Server: s.Name}] {
 		d.mustReload(subject, "added while the pod still waits to delete a server of that name")
 		return false
 	}

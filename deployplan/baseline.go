@@ -18,16 +18,10 @@ type Baseline struct {
 	// list forces a reload too.
 	AgentOps []agentapi.OpKind
 	// PendingDeletes are servers and backends the agent still waits to
-	// delete: they exist in HAProxy although Plan no longer has them.
-	PendingDeletes []PendingDelete
+	// delete, as it reports them in [agentapi.State.PendingDeletes]: they
+	// exist in HAProxy although Plan no longer has them.
+	PendingDeletes []agentapi.PendingDelete
 	// MaxOps bounds the ops of one apply; 0 means [DefaultMaxOps]. A
 	// larger change reloads.
 	MaxOps int
-}
-
-// PendingDelete names a server (Backend and Server) or a whole backend
-// (Server empty) whose deferred delete the agent has not finished.
-type PendingDelete struct {
-	Backend string `json:"backend"`
-	Server  string `json:"server,omitempty"`
 }

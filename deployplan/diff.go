@@ -94,7 +94,7 @@ func Diff(next *renderplan.Plan, base Baseline) Decision {
 type differ struct {
 	base, next *renderplan.Plan
 	caps       Capabilities
-	pending    map[PendingDelete]bool
+	pending    map[agentapi.PendingDelete]bool
 
 	ops     []agentapi.Op
 	reasons []Reason // runtime and file_only changes
@@ -207,11 +207,11 @@ func canonicalProblem(p *renderplan.Plan) string {
 	return ""
 }
 
-func pendingSet(p []PendingDelete) map[PendingDelete]bool {
+func pendingSet(p []agentapi.PendingDelete) map[agentapi.PendingDelete]bool {
 	if len(p) == 0 {
 		return nil
 	}
-	m := make(map[PendingDelete]bool, len(p))
+	m := make(map[agentapi.PendingDelete]bool, len(p))
 	for _, x := range p {
 		m[x] = true
 	}

@@ -184,7 +184,7 @@ func parseCaps(t testing.TB, src string) deployplan.Baseline {
 			}
 		case f[0] == "pending" && len(f) == 2:
 			b, s, _ := strings.Cut(f[1], "/")
-			base.PendingDeletes = append(base.PendingDeletes, deployplan.PendingDelete{Backend: b, Server: s})
+			base.PendingDeletes = append(base.PendingDeletes, agentapi.PendingDelete{Backend: b, Server: s})
 		case f[0] == "maxops" && len(f) == 2:
 			n, err := strconv.Atoi(f[1])
 			if err != nil {

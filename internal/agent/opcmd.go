@@ -20,7 +20,33 @@ type CommandEnv struct {
 	// RemovableWait bounds "wait srv-removable" and "wait be-removable".
 	// Zero means [DefaultRemovableWait].
 	RemovableWait time.Duration
+	// Deletes says which commands server and backend deletes become. Zero
+	// means [DeleteWhenRemovable].
+	Deletes DeleteMode
 }
+
+// DeleteMode says which commands [Commands] returns for
+// [agentapi.OpDelServer] and [agentapi.OpDelBackend].
+type DeleteMode int
+
+const (
+	// DeleteWhenRemovable waits until the object is removable ("wait …
+	// srv-removable" or "wait … be-removable", bounded by
+	// [CommandEnv.RemovableWait]) before the delete. The background
+	// delete loop uses it; a failed wait leaves the delete to be retried.
+	DeleteWhenRemovable DeleteMode = iota
+	// DeleteAtOnce leaves the wait out, because HAProxy answers a wait
+	// that is not satisfied at once only after about 100 ms (measured on
+	// 3.4), whatever its delay. A delete run inside an apply uses it; one
+	// refused because the object is busy is deferred to the background
+	// loop, which uses [DeleteWhenRemovable].
+	DeleteAtOnce
+	// DeleteAsMaint only moves traffic away: a server delete is "set
+	// server … state maint" and a backend delete is no command. The
+	// replay to leaving workers uses it: a leaving worker keeps its
+	// objects until it exits.
+	DeleteAsMaint
+)
 
 // DefaultRemovableWait is how long a server or backend delete waits for
 // the object's last connection before the delete is attempted.
@@ -38,8 +64,9 @@ var ErrDigestMismatch = errors.New("agent: certificate file digest mismatch")
 //     0 (the builder omits a zero weight, which would mean 1).
 //   - [agentapi.OpDelServer] is "set server … state maint", "wait …
 //     srv-removable" and "del server"; [agentapi.OpDelBackend] is "wait …
-//     be-removable" and "del backend". A failed wait leaves the delete to
-//     be retried later (a deferred delete).
+//     be-removable" and "del backend". [CommandEnv.Deletes] leaves the
+//     wait out ([DeleteAtOnce]) or keeps only the maint
+//     ([DeleteAsMaint]).
 //   - [agentapi.OpReplaceMap] returns only "prepare map": the rest needs
 //     the version HAProxy answers; see [MapReplaceCommands] and [RunOp].
 func Commands(op agentapi.Op, env CommandEnv) ([]haproxysock.Command, error) {
@@ -106,13 +133,18 @@ func Commands(op agentapi.Op, env CommandEnv) ([]haproxysock.Command, error) {
 	case agentapi.OpUnpublishBackend:
 		err = add(haproxysock.UnpublishBackend(op.Backend))
 	case agentapi.OpDelServer:
-		if err = add(haproxysock.SetServerState(op.Backend, op.Server, haproxysock.StateMaint)); err == nil {
-			if err = add(haproxysock.WaitServerRemovable(wait, op.Backend, op.Server)); err == nil {
-				err = add(haproxysock.DelServer(op.Backend, op.Server))
-			}
+		err = add(haproxysock.SetServerState(op.Backend, op.Server, haproxysock.StateMaint))
+		if err == nil && env.Deletes == DeleteWhenRemovable {
+			err = add(haproxysock.WaitServerRemovable(wait, op.Backend, op.Server))
+		}
+		if err == nil && env.Deletes != DeleteAsMaint {
+			err = add(haproxysock.DelServer(op.Backend, op.Server))
 		}
 	case agentapi.OpDelBackend:
-		if err = add(haproxysock.WaitBackendRemovable(wait, op.Backend)); err == nil {
+		if env.Deletes == DeleteWhenRemovable {
+			err = add(haproxysock.WaitBackendRemovable(wait, op.Backend))
+		}
+		if err == nil && env.Deletes != DeleteAsMaint {
 			err = add(haproxysock.DelBackend(op.Backend))
 		}
 	default:

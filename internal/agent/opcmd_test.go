@@ -82,6 +82,41 @@ func TestCommandsMapEveryOpKindToEscapedLines(t *testing.T) {
 	}
 }
 
+func TestCommandsDeleteModesChooseWaitDeleteOrOnlyMaint(t *testing.T) {
+	delServer := agentapi.Op{Kind: agentapi.OpDelServer, Backend: "be", Server: "s"}
+	delBackend := agentapi.Op{Kind: agentapi.OpDelBackend, Backend: "be"}
+	tests := []struct {
+		name string
+		mode DeleteMode
+		op   agentapi.Op
+		want []string
+	}{
+		{"server when removable", DeleteWhenRemovable, delServer, []string{"set server be/s state maint", "wait 1500 srv-removable be/s", "del server be/s"}},
+		{"backend when removable", DeleteWhenRemovable, delBackend, []string{"wait 1500 be-removable be", "del backend be"}},
+		{"server at once", DeleteAtOnce, delServer, []string{"set server be/s state maint", "del server be/s"}},
+		{"backend at once", DeleteAtOnce, delBackend, []string{"del backend be"}},
+		{"server as maint", DeleteAsMaint, delServer, []string{"set server be/s state maint"}},
+		{"backend as maint", DeleteAsMaint, delBackend, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := CommandEnv{RemovableWait: 1500 * time.Millisecond, Deletes: tt.mode}
+			if diff := cmp.Diff(tt.want, lines(t, tt.op, env)); diff != "" {
+				t.Errorf("commands (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCommandsDeleteModeLeavesOtherOpsAlone(t *testing.T) {
+	op := agentapi.Op{Kind: agentapi.OpSetServerState, Backend: "be", Server: "s", State: agentapi.StateDrain}
+	for _, mode := range []DeleteMode{DeleteWhenRemovable, DeleteAtOnce, DeleteAsMaint} {
+		if diff := cmp.Diff([]string{"set server be/s state drain"}, lines(t, op, CommandEnv{Deletes: mode})); diff != "" {
+			t.Errorf("mode %d: commands (-want +got):\n%s", mode, diff)
+		}
+	}
+}
+
 func TestMapReplaceCommandsFillTheVersionAndCommit(t *testing.T) {
 	op := agentapi.Op{Kind: agentapi.OpReplaceMap, Map: "maps/p.map", Entries: []agentapi.MapEntry{{Key: "/api", Value: "be_api"}, {Key: "/", Value: "be_web"}}}
 	cmds, err := MapReplaceCommands(op, 3)

@@ -11,41 +11,13 @@ import (
 	"github.com/haptic-io/haptic/haproxysock"
 )
 
-// inlineDeleteCommands are the commands of a delete run inside an apply:
-// the "wait … removable" of [Commands] is left out, because HAProxy
-// answers a wait that is not satisfied at once only after about 100 ms
-// (measured on 3.4), whatever its delay. A delete refused because the
-// object is busy is deferred to the background loop, which runs the full
-// [Commands] with the wait.
-func inlineDeleteCommands(op agentapi.Op) ([]haproxysock.Command, error) {
-	if err := op.Validate(); err != nil {
-		return nil, err
-	}
-	var cmds []haproxysock.Command
-	if op.Kind == agentapi.OpDelServer {
-		maint, err := haproxysock.SetServerState(op.Backend, op.Server, haproxysock.StateMaint)
-		if err != nil {
-			return nil, err
-		}
-		del, err := haproxysock.DelServer(op.Backend, op.Server)
-		if err != nil {
-			return nil, err
-		}
-		return append(cmds, maint, del), nil
-	}
-	del, err := haproxysock.DelBackend(op.Backend)
-	if err != nil {
-		return nil, err
-	}
-	return append(cmds, del), nil
-}
-
 // runOps runs the ops in order on the worker socket and stops at the first
 // failure, returning its index and HAProxy's reply; -1 when every op
 // passed. Server and backend deletes that are not removable yet are
 // deferred (see deletes.go).
 func (a *Agent) runOps(ctx context.Context, p *plannedApply, res *agentapi.ApplyResult, log *slog.Logger) (int, string) {
 	env := CommandEnv{
+		Deletes: DeleteAtOnce,
 		ReadFile: func(path string) ([]byte, error) {
 			if b, ok := p.bodies[path]; ok {
 				return b, nil
@@ -72,16 +44,7 @@ func (a *Agent) runOps(ctx context.Context, p *plannedApply, res *agentapi.Apply
 			a.metrics.ops.WithLabelValues(kind, "deferred").Inc()
 			continue
 		}
-		var results []haproxysock.Result
-		var err error
-		if op.Kind == agentapi.OpDelServer || op.Kind == agentapi.OpDelBackend {
-			var cmds []haproxysock.Command
-			if cmds, err = inlineDeleteCommands(op); err == nil {
-				results, err = a.sock.Run(ctx, cmds...)
-			}
-		} else {
-			results, err = RunOp(ctx, a.sock, op, env)
-		}
+		results, err := RunOp(ctx, a.sock, op, env)
 		r.Reply = joinReplies(results)
 		if err != nil && (op.Kind == agentapi.OpDelServer || op.Kind == agentapi.OpDelBackend) && notRemovableYet(results) {
 			if derr := a.deferDelete(op); derr == nil {
@@ -204,14 +167,7 @@ func (a *Agent) replayToLeaving(ctx context.Context, ops []agentapi.Op, log *slo
 		if !replayableOnLeaving(op.Kind) {
 			continue
 		}
-		if op.Kind == agentapi.OpDelServer {
-			c, err := haproxysock.SetServerState(op.Backend, op.Server, haproxysock.StateMaint)
-			if err == nil {
-				cmds = append(cmds, c)
-			}
-			continue
-		}
-		cs, err := Commands(op, CommandEnv{})
+		cs, err := Commands(op, CommandEnv{Deletes: DeleteAsMaint})
 		if err == nil {
 			cmds = append(cmds, cs...)
 		}
