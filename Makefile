@@ -11,7 +11,7 @@ GOLANGCI_VERSION := v2.15.0
 GOLANGCI  := $(BIN)/golangci-lint
 export HAPTIC_CACHE_DIR := $(CACHE)
 
-.PHONY: all test test-unit test-integration lint haproxy bench demo build deps fuzz
+.PHONY: all test test-unit lint haproxy minicluster bench demo build deps fuzz
 
 all: build
 
@@ -23,12 +23,17 @@ deps:
 haproxy: deps
 	@for s in $(SERIES); do ./hack/install-haproxy.sh $$s; done
 
+## minicluster: etcd, kube-apiserver, kube-controller-manager, echo-basic and the
+## Gateway API conformance test binary into .cache/minicluster (cached on go.sum).
+minicluster:
+	@./hack/build-minicluster.sh
+
 build:
 	$(GO) build -o $(BIN)/haptic ./cmd/haptic
 
-## test: everything: vet, unit tests with the race detector, integration
-## tests against real HAProxy 3.0/3.2/3.4.
-test: haproxy
+## test: everything: lint, vet, unit tests with the race detector, integration
+## tests against real HAProxy 3.0/3.2/3.4 and a real Kubernetes control plane.
+test: lint haproxy minicluster
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
 

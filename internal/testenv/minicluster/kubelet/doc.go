@@ -1,0 +1,38 @@
+// Package kubelet is a process kubelet for the test-only mini cluster
+// ([github.com/haptic-io/haptic/internal/testenv/minicluster]). It registers
+// one Node, renews its Lease every 10 s, binds pending pods to it (acting as
+// the scheduler) and runs each pod's containers as local processes in a
+// network namespace of the pod's own, joined to the node's namespace by a
+// veth pair. Pod IPs come from 198.18.0.0/15, because the apiserver rejects
+// loopback addresses in EndpointSlices.
+//
+// # What a pod gets
+//
+//   - Images map to local binaries by prefix ([Image]); the binary is the
+//     entrypoint, container args are passed to it and container command is
+//     ignored.
+//   - Env: literals with $(VAR) expansion, fieldRefs (metadata.name,
+//     metadata.namespace, metadata.uid, metadata.labels/annotations['k'],
+//     spec.nodeName, spec.serviceAccountName, status.podIP, status.hostIP),
+//     secretKeyRef and configMapKeyRef.
+//   - Volumes: secret, configMap (honouring items and modes) and emptyDir are
+//     materialised under the pod's directory. Processes share the host's
+//     mount table, so instead of bind mounts each env value and arg that
+//     starts with a mountPath is rewritten to the materialised directory
+//     (documented fallback). Projected volumes (service-account tokens) are
+//     skipped.
+//   - Readiness: a TCP connect to every declared container port, or to
+//     Image.ReadyPorts when the container declares none.
+//   - Logs: stdout and stderr, timestamped per line, served over HTTPS at
+//     /containerLogs/{namespace}/{pod}/{container} on Config.LogsAddr for
+//     `kubectl logs` (sinceTime, sinceSeconds, tailLines, timestamps).
+//   - Deletion: processes are killed, the namespace removed and the pod
+//     deleted with grace period 0.
+//
+// # I/O and concurrency
+//
+// Everything here does I/O: the apiserver, processes, files and iproute2
+// (`ip`) commands, so it needs root inside a private network namespace.
+// [Kubelet.Run] is the only long-lived loop; it polls pods every
+// Config.Interval and waits for its goroutines before returning.
+package kubelet

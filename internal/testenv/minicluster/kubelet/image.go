@@ -1,0 +1,62 @@
+package kubelet
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Image says how to run a container image as a local process.
+type Image struct {
+	// Binary is the executable run as the container's entrypoint. Empty
+	// means "run nothing": the container counts as running and, with no
+	// ReadyPorts, ready. Use it only for images the tests never send traffic
+	// to (the conformance base's coredns, for UDPRoute tests).
+	Binary string
+	// ReadyPorts are TCP ports probed for readiness when the container
+	// declares no ports.
+	ReadyPorts []int
+}
+
+// Images maps an image reference prefix (e.g.
+// "registry.k8s.io/gateway-api/echo-basic") to how it runs. The longest
+// matching prefix wins.
+type Images map[string]Image
+
+// EchoBasicImage is the Gateway API conformance backend's image name, any tag.
+const EchoBasicImage = "registry.k8s.io/gateway-api/echo-basic"
+
+// ConformanceImages maps the images of the Gateway API conformance base
+// manifests: echo-basic to echoBasic (probed on :3000), coredns to nothing.
+func ConformanceImages(echoBasic string) Images {
+	return Images{
+		EchoBasicImage:                    {Binary: echoBasic, ReadyPorts: []int{3000}},
+		"registry.k8s.io/coredns/coredns": {},
+	}
+}
+
+// lookup returns the entry whose prefix is the longest that image starts
+// with; the prefix must end at a ':', '@' or '/' boundary or the end.
+func (m Images) lookup(image string) (Image, error) {
+	best, found := "", false
+	for p := range m {
+		if !strings.HasPrefix(image, p) || (found && len(p) <= len(best)) {
+			continue
+		}
+		if rest := image[len(p):]; rest != "" && !strings.ContainsAny(rest[:1], ":@/") && !strings.HasSuffix(p, "/") {
+			continue
+		}
+		best, found = p, true
+	}
+	if !found {
+		return Image{}, fmt.Errorf("image %q has no local binary (known prefixes: %s)", image, strings.Join(m.prefixes(), ", "))
+	}
+	return m[best], nil
+}
+
+func (m Images) prefixes() []string {
+	out := make([]string, 0, len(m))
+	for p := range m {
+		out = append(out, p)
+	}
+	return sortedStrings(out)
+}

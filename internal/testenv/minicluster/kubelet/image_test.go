@@ -1,0 +1,51 @@
+package kubelet
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestImagesLookupPicksTheLongestPrefixAtABoundary(t *testing.T) {
+	m := Images{
+		"registry.k8s.io/gateway-api/echo-basic": {Binary: "/bin/echo"},
+		"registry.k8s.io/gateway-api/":           {Binary: "/bin/any-gateway"},
+		"example.com/tool:v2":                    {Binary: "/bin/tool2"},
+	}
+	tests := map[string]string{
+		"registry.k8s.io/gateway-api/echo-basic:v1.5.1":   "/bin/echo",
+		"registry.k8s.io/gateway-api/echo-basic@sha256:0": "/bin/echo",
+		"registry.k8s.io/gateway-api/echo-advanced:v1":    "/bin/any-gateway",
+		"example.com/tool:v2":                             "/bin/tool2",
+		"registry.k8s.io/gateway-api/echo-basicX:v1":      "/bin/any-gateway",
+	}
+	for image, want := range tests {
+		got, err := m.lookup(image)
+		if err != nil {
+			t.Errorf("lookup(%s): %v", image, err)
+			continue
+		}
+		if got.Binary != want {
+			t.Errorf("lookup(%s) = %s, want %s", image, got.Binary, want)
+		}
+	}
+	for _, image := range []string{"registry.k8s.io/gateway-apiX/echo:v1", "docker.io/nginx", "example.com/tool:v20"} {
+		if _, err := m.lookup(image); err == nil {
+			t.Errorf("lookup(%s) matched, want an error", image)
+		}
+	}
+}
+
+func TestConformanceImagesRunEchoBasicAndPlaceholderCoreDNS(t *testing.T) {
+	m := ConformanceImages("/x/echo-basic")
+	got, err := m.lookup("registry.k8s.io/gateway-api/echo-basic:v1.6.0-dev.3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(Image{Binary: "/x/echo-basic", ReadyPorts: []int{3000}}, got); d != "" {
+		t.Fatalf("echo-basic (-want +got):\n%s", d)
+	}
+	if got, err := m.lookup("registry.k8s.io/coredns/coredns:v1.12.2"); err != nil || got.Binary != "" {
+		t.Fatalf("coredns = %+v, %v; want the empty placeholder", got, err)
+	}
+}

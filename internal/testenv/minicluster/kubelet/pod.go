@@ -1,0 +1,370 @@
+package kubelet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// runningPod is a pod this kubelet started. Fields other than containers are
+// set once by startPod; containers' state is guarded by each container's mu.
+type runningPod struct {
+	ns, name string
+	uid      string
+	dir      string
+	net      podNet
+	started  time.Time
+
+	containers []*container
+}
+
+// container is one process of a pod.
+type container struct {
+	name, image string
+	binary      string
+	args, env   []string
+	dir         string
+	logPath     string
+	readyPorts  []int
+
+	mu        sync.Mutex // guards the fields below
+	cmd       *exec.Cmd
+	done      chan struct{}
+	startedAt time.Time
+	exitCode  int
+	exited    bool
+	restarts  int32
+	ready     bool
+	logw      *logWriter
+	logFile   *os.File
+}
+
+// startPod materialises volumes, makes the network and starts every
+// container. On error everything it made is undone.
+func (k *Kubelet) startPod(ctx context.Context, pod *corev1.Pod) (rp *runningPod, err error) {
+	images := make([]Image, len(pod.Spec.Containers))
+	for i, c := range pod.Spec.Containers {
+		if images[i], err = k.cfg.Images.lookup(c.Image); err != nil {
+			return nil, err
+		}
+	}
+	ip, err := k.pool.allocate()
+	if err != nil {
+		return nil, err
+	}
+	idx := k.pool.index(ip)
+	rp = &runningPod{
+		ns: pod.Namespace, name: pod.Name, uid: string(pod.UID),
+		dir:     filepath.Join(k.cfg.Dir, pod.Namespace+"_"+pod.Name+"_"+string(pod.UID)),
+		net:     newPodNet(idx, ip, k.pool.gateway()),
+		started: k.cfg.Now(),
+	}
+	defer func() {
+		if err != nil {
+			k.stopPod(context.WithoutCancel(ctx), rp)
+		}
+	}()
+	mounts, err := k.materializeVolumes(ctx, pod, rp.dir)
+	if err != nil {
+		return rp, err
+	}
+	lookup := k.valueLookup(ctx, pod.Namespace)
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		env, err := resolveEnv(pod, c, ip.String(), "127.0.0.1", lookup)
+		if err != nil {
+			return rp, err
+		}
+		cm := mounts[c.Name]
+		vars := map[string]string{}
+		for j, e := range env {
+			name, val, _ := cutEnv(e)
+			val = rewriteMounts(val, cm)
+			env[j] = name + "=" + val
+			vars[name] = val
+		}
+		args := make([]string, 0, len(c.Args))
+		for _, a := range c.Args {
+			args = append(args, rewriteMounts(expandVars(a, vars), cm))
+		}
+		ports := images[i].ReadyPorts
+		if len(c.Ports) > 0 {
+			ports = nil
+			for _, p := range c.Ports {
+				if p.Protocol == "" || p.Protocol == corev1.ProtocolTCP {
+					ports = append(ports, int(p.ContainerPort))
+				}
+			}
+		}
+		ct := &container{
+			name: c.Name, image: c.Image, binary: images[i].Binary, args: args, dir: rp.dir,
+			env:        append([]string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root"}, env...),
+			logPath:    filepath.Join(rp.dir, "logs", c.Name+".log"),
+			readyPorts: ports,
+		}
+		rp.containers = append(rp.containers, ct)
+	}
+	if err := os.MkdirAll(filepath.Join(rp.dir, "logs"), 0o755); err != nil {
+		return rp, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	if err := rp.net.setup(ctx); err != nil {
+		return rp, err
+	}
+	for _, ct := range rp.containers {
+		if err := ct.start(rp.net.ns, k.cfg.Now); err != nil {
+			return rp, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
+	}
+	return rp, nil
+}
+
+func cutEnv(kv string) (string, string, bool) {
+	for i := 0; i < len(kv); i++ {
+		if kv[i] == '=' {
+			return kv[:i], kv[i+1:], true
+		}
+	}
+	return kv, "", false
+}
+
+// valueLookup reads keys of Secrets and ConfigMaps in ns from the apiserver.
+func (k *Kubelet) valueLookup(ctx context.Context, ns string) valueLookup {
+	return func(kind, name, key string) (string, bool, error) {
+		data, err := k.objectData(ctx, ns, kind, name)
+		if err != nil || data == nil {
+			return "", false, err
+		}
+		v, ok := data[key]
+		return string(v), ok, nil
+	}
+}
+
+// objectData returns the data of a Secret or ConfigMap, nil when absent.
+func (k *Kubelet) objectData(ctx context.Context, ns, kind, name string) (map[string][]byte, error) {
+	switch kind {
+	case "Secret":
+		s, err := k.cfg.Client.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("get secret %s/%s: %w", ns, name, err)
+		}
+		data := map[string][]byte{}
+		for k, v := range s.Data {
+			data[k] = v
+		}
+		for k, v := range s.StringData {
+			data[k] = []byte(v)
+		}
+		return data, nil
+	default:
+		cm, err := k.cfg.Client.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("get configmap %s/%s: %w", ns, name, err)
+		}
+		data := map[string][]byte{}
+		for k, v := range cm.Data {
+			data[k] = []byte(v)
+		}
+		for k, v := range cm.BinaryData {
+			data[k] = v
+		}
+		return data, nil
+	}
+}
+
+// materializeVolumes writes secret, configMap and emptyDir volumes under
+// dir/volumes and returns, per container, the mount rewrites to apply.
+func (k *Kubelet) materializeVolumes(ctx context.Context, pod *corev1.Pod, dir string) (map[string][]mountRewrite, error) {
+	hostPaths := map[string]string{}
+	for _, v := range pod.Spec.Volumes {
+		vdir := filepath.Join(dir, "volumes", v.Name)
+		var (
+			kind, name string
+			items      []corev1.KeyToPath
+			mode       int32 = 0o644
+			optional   bool
+		)
+		switch {
+		case v.Secret != nil:
+			kind, name, items = "Secret", v.Secret.SecretName, v.Secret.Items
+			optional = v.Secret.Optional != nil && *v.Secret.Optional
+			if v.Secret.DefaultMode != nil {
+				mode = *v.Secret.DefaultMode
+			}
+		case v.ConfigMap != nil:
+			kind, name, items = "ConfigMap", v.ConfigMap.Name, v.ConfigMap.Items
+			optional = v.ConfigMap.Optional != nil && *v.ConfigMap.Optional
+			if v.ConfigMap.DefaultMode != nil {
+				mode = *v.ConfigMap.DefaultMode
+			}
+		case v.EmptyDir != nil:
+			if err := os.MkdirAll(vdir, 0o777); err != nil {
+				return nil, fmt.Errorf("volume %s: %w", v.Name, err)
+			}
+			hostPaths[v.Name] = vdir
+			continue
+		default:
+			// Projected service-account tokens and anything else: not
+			// materialised; mounts of it are left as written.
+			continue
+		}
+		data, err := k.objectData(ctx, pod.Namespace, kind, name)
+		if err != nil {
+			return nil, fmt.Errorf("volume %s: %w", v.Name, err)
+		}
+		if data == nil && !optional {
+			return nil, fmt.Errorf("volume %s: %s %s/%s not found", v.Name, kind, pod.Namespace, name)
+		}
+		files, err := volumeFiles(data, items, mode, optional)
+		if err != nil {
+			return nil, fmt.Errorf("volume %s: %s %s: %w", v.Name, kind, name, err)
+		}
+		if err := writeVolume(vdir, files); err != nil {
+			return nil, fmt.Errorf("volume %s: %w", v.Name, err)
+		}
+		hostPaths[v.Name] = vdir
+	}
+	out := map[string][]mountRewrite{}
+	for _, c := range pod.Spec.Containers {
+		for _, m := range c.VolumeMounts {
+			hp, ok := hostPaths[m.Name]
+			if !ok {
+				continue
+			}
+			if m.SubPath != "" {
+				hp = filepath.Join(hp, m.SubPath)
+			}
+			out[c.Name] = append(out[c.Name], mountRewrite{mountPath: m.MountPath, hostPath: hp})
+		}
+	}
+	return out, nil
+}
+
+// start runs the container's binary in network namespace ns via
+// `ip netns exec`, which execs it (same PID).
+func (c *container) start(ns string, now func() time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.binary == "" {
+		c.startedAt = now()
+		c.exited = false
+		return nil
+	}
+	f, err := os.OpenFile(c.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("container %s: %w", c.name, err)
+	}
+	lw := &logWriter{now: now, f: f}
+	cmd := exec.Command("ip", append([]string{"netns", "exec", ns, c.binary}, c.args...)...)
+	cmd.Env = c.env
+	cmd.Dir = c.dir
+	cmd.Stdout, cmd.Stderr = lw, lw
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("container %s: start %s: %w", c.name, c.binary, err)
+	}
+	c.cmd, c.logw, c.logFile = cmd, lw, f
+	c.startedAt, c.exited, c.ready = now(), false, false
+	done := make(chan struct{})
+	c.done = done
+	go func() {
+		err := cmd.Wait()
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.exited = true
+		c.exitCode = 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			c.exitCode = ee.ExitCode()
+		} else if err != nil {
+			c.exitCode = -1
+		}
+		c.ready = false
+		lw.mu.Lock()
+		lw.flushLocked()
+		lw.mu.Unlock()
+		_ = f.Close()
+		close(done)
+	}()
+	return nil
+}
+
+// stop sends SIGTERM to the process group, then SIGKILL after grace.
+func (c *container) stop(grace time.Duration) {
+	c.mu.Lock()
+	cmd, done := c.cmd, c.done
+	c.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	pid := cmd.Process.Pid
+	_ = syscall.Kill(-pid, syscall.SIGTERM)
+	select {
+	case <-done:
+	case <-time.After(grace):
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		<-done
+	}
+}
+
+// probe marks the container ready once every readiness port accepts a TCP
+// connection on ip. It reports whether readiness changed.
+func (c *container) probe(ip netip.Addr) bool {
+	c.mu.Lock()
+	if c.exited || c.ready {
+		c.mu.Unlock()
+		return false
+	}
+	ports := c.readyPorts
+	c.mu.Unlock()
+	for _, p := range ports {
+		conn, err := net.DialTimeout("tcp", net.JoinHostPort(ip.String(), strconv.Itoa(p)), 300*time.Millisecond)
+		if err != nil {
+			return false
+		}
+		_ = conn.Close()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.exited {
+		return false
+	}
+	c.ready = true
+	return true
+}
+
+// stopPod kills the containers, removes the network and releases the IP.
+func (k *Kubelet) stopPod(ctx context.Context, rp *runningPod) {
+	var wg sync.WaitGroup
+	for _, c := range rp.containers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.stop(2 * time.Second)
+		}()
+	}
+	wg.Wait()
+	if err := rp.net.teardown(ctx); err != nil {
+		k.cfg.Log.Warn("pod network teardown failed", "pod", rp.ns+"/"+rp.name, "err", err)
+	}
+	k.pool.release(rp.net.ip)
+}
