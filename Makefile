@@ -51,7 +51,16 @@ $(GOLANGCI):
 bench: haproxy
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
-## demo: HAPTIC's runtime path against a real HAProxy 3.4 on loopback.
-demo: deps
+## demo: `haptic local` on examples/quickstart against a real HAProxy 3.4 on
+## loopback, with two echo backends; drop Ingress files into the printed
+## resources directory to add routes.
+DEMO_LISTEN  ?= 127.0.0.1:8080
+DEMO_STATS   ?= 127.0.0.1:8404
+DEMO_METRICS ?= 127.0.0.1:9180
+DEMO_DIR     := $(CACHE)/demo
+demo: deps build
 	./hack/install-haproxy.sh 3.4 >/dev/null
-	$(GO) run ./hack/demo
+	rm -rf $(DEMO_DIR) && mkdir -p $(DEMO_DIR) && cp -r examples/quickstart/resources $(DEMO_DIR)/resources
+	$(BIN)/haptic local -c examples/quickstart/config.yaml -r $(DEMO_DIR)/resources --haproxy 3.4 \
+		--listen $(DEMO_LISTEN) --stats-listen $(DEMO_STATS) --metrics-listen $(DEMO_METRICS) \
+		--echo 127.0.0.1:9001,127.0.0.1:9002

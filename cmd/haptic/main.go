@@ -28,6 +28,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			benchmarkCommand(),
 			diffCommand(),
 			agentCommand(),
+			localCommand(),
 		},
 		Writer:    stdout,
 		ErrWriter: stderr,

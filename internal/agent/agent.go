@@ -21,8 +21,9 @@ import (
 // Agent applies plans to one HAProxy: it owns the file tree under
 // BaseDir, the journal and last-known-good set under StateDir, and both
 // sockets. It implements [agentapi.Applier]. Its methods are safe for
-// concurrent use; applies, scheduled reloads, deferred deletes and drift
-// checks are serialised on one lock (applyMu).
+// concurrent use; applies, scheduled reloads and drift checks are
+// serialised on one lock (applyMu), and deferred deletes never overlap a
+// reload (reloadMu).
 type Agent struct {
 	cfg     Config
 	base    *os.Root // BaseDir
@@ -41,7 +42,14 @@ type Agent struct {
 	// by applyMu.
 	treeCache map[string]stamp
 
-	// mu guards the fields below; take it after applyMu, never before.
+	// reloadMu keeps reloads and deferred-delete attempts apart: a delete
+	// sent after a reload would reach the new worker, which may serve the
+	// very server again. Reloads hold it for writing, each deferred delete
+	// attempt for reading. Take it after applyMu and before mu.
+	reloadMu sync.RWMutex
+
+	// mu guards the fields below; take it after applyMu and reloadMu,
+	// never before.
 	mu sync.Mutex
 	// durable is the committed state (mirrors state.json).
 	durable durableState

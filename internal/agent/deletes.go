@@ -67,9 +67,9 @@ func (a *Agent) deleteLoop(ctx context.Context) {
 // socket ("wait <RemovableWait> srv-removable" then "del server"; "wait
 // be-removable" then "del backend"), and returns how long until the next
 // one is due. A backend waits for its servers' deletes. It does not hold
-// the apply lock: a reload that happens meanwhile makes the results moot
-// (reloadGen), and the planner does not touch objects it knows are
-// pending.
+// the apply lock (runtime applies go on meanwhile; the planner does not
+// touch objects it knows are pending) but each attempt excludes reloads
+// (reloadMu), and an attempt after a reload is dropped with the queue.
 func (a *Agent) runDeletes(ctx context.Context) time.Duration {
 	a.mu.Lock()
 	gen := a.reloadGen
@@ -97,23 +97,11 @@ func (a *Agent) runDeletes(ctx context.Context) time.Duration {
 		if ctx.Err() != nil {
 			return 0
 		}
-		cmds, err := Commands(d.op, CommandEnv{RemovableWait: a.cfg.RemovableWait})
-		var failed bool
-		if err == nil {
-			results, rerr := a.sock.Run(ctx, cmds...)
-			switch {
-			case rerr == nil:
-			case notRemovableYet(results):
-				failed = true
-			default:
-				err = rerr
-			}
-		}
-		a.mu.Lock()
-		if a.reloadGen != gen {
-			a.mu.Unlock()
+		done, failed, err := a.tryDelete(ctx, d.op, gen)
+		if !done {
 			return 0
 		}
+		a.mu.Lock()
 		i := a.pendingIndex(d.op)
 		switch {
 		case i < 0:
@@ -136,6 +124,35 @@ func (a *Agent) runDeletes(ctx context.Context) time.Duration {
 		a.mu.Unlock()
 	}
 	return next
+}
+
+// tryDelete makes one attempt at a deferred delete. It holds reloadMu for
+// reading throughout, so the commands reach the worker generation the
+// delete was queued for: done is false when a reload came since gen (the
+// new worker never had the object, or serves it again, and must not be
+// touched). failed says HAProxy found it not removable yet.
+func (a *Agent) tryDelete(ctx context.Context, op agentapi.Op, gen int) (done, failed bool, err error) {
+	a.reloadMu.RLock()
+	defer a.reloadMu.RUnlock()
+	a.mu.Lock()
+	stale := a.reloadGen != gen
+	a.mu.Unlock()
+	if stale {
+		return false, false, nil
+	}
+	cmds, err := Commands(op, CommandEnv{RemovableWait: a.cfg.RemovableWait})
+	if err != nil {
+		return true, false, err
+	}
+	results, rerr := a.sock.Run(ctx, cmds...)
+	switch {
+	case rerr == nil:
+		return true, false, nil
+	case notRemovableYet(results):
+		return true, true, nil
+	default:
+		return true, false, rerr
+	}
 }
 
 // pendingIndex finds op in the queue; a.mu must be held.

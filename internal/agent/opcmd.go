@@ -49,8 +49,10 @@ const (
 )
 
 // DefaultRemovableWait is how long a server or backend delete waits for
-// the object's last connection before the delete is attempted.
-const DefaultRemovableWait = 2 * time.Second
+// the object's last connection before the delete is attempted. It is
+// short because a deferred attempt holds reloads back while it waits;
+// an object still busy is simply tried again later.
+const DefaultRemovableWait = 500 * time.Millisecond
 
 // ErrDigestMismatch means the file an [agentapi.OpSetCert] names does not
 // have the digest the op expects: the apply's files and ops disagree.

@@ -38,6 +38,8 @@ func (a *Agent) reloadOwed() bool {
 func (a *Agent) reloadAndVerify(ctx context.Context) (agentapi.ReloadInfo, agentapi.Stage, error) {
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.ReloadTimeout)
 	defer cancel()
+	a.reloadMu.Lock()
+	defer a.reloadMu.Unlock()
 	info := agentapi.ReloadInfo{Performed: true}
 	start := time.Now()
 	oldPID := 0

@@ -1,0 +1,438 @@
+package local
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/haptic-io/haptic/agentapi"
+	"github.com/haptic-io/haptic/internal/agent"
+	"github.com/haptic-io/haptic/internal/controller"
+	"github.com/haptic-io/haptic/rendergate"
+	"github.com/haptic-io/haptic/renderplan"
+	"github.com/haptic-io/haptic/templating"
+)
+
+// Defaults of [Config].
+const (
+	DefaultListen      = "127.0.0.1:8080"
+	DefaultStatsListen = "127.0.0.1:8404"
+	// PodName is the pod label of the one local target.
+	PodName = "local"
+)
+
+// Config configures [Run].
+type Config struct {
+	// LoadConfig loads the merged template config (stock libraries, then
+	// the operator's file). Required. It is called at start and whenever
+	// ConfigPath changes.
+	LoadConfig func() (*templating.Config, error)
+	// ConfigPath is the operator's config file, watched for changes; empty
+	// watches nothing.
+	ConfigPath string
+	// Resources is the directory of manifests. Required.
+	Resources string
+	// HAProxy is the haproxy binary. Required.
+	HAProxy string
+	// Listen is the HTTP frontend's address; empty means [DefaultListen].
+	// It overrides the config's extraContext httpAddress and httpPort.
+	Listen string
+	// StatsListen is the stats/health frontend's address; empty means
+	// [DefaultStatsListen] (extraContext statsAddress, statsPort).
+	StatsListen string
+	// HTTPSPort is the HTTPS frontend's port on Listen's address; zero
+	// disables it (extraContext httpsPort).
+	HTTPSPort int
+	// MetricsListen serves Prometheus metrics (controller and agent) on
+	// /metrics; empty serves none.
+	MetricsListen string
+	// WorkDir holds HAProxy's tree, the agent's state and the sockets.
+	// Empty means a new temporary directory, removed at the end.
+	WorkDir string
+	// Debounce is the debounce interval; zero disables debouncing (the
+	// CLI's default is [controller.DefaultDebounceInterval]).
+	Debounce time.Duration
+	// MinReloadInterval is the agent's reload pacing; zero means the
+	// agent's default (2 s), negative means none.
+	MinReloadInterval time.Duration
+	// Echo lists addresses to start echo servers on; empty starts none.
+	Echo []string
+	// Log receives the logs of every part; nil discards.
+	Log *slog.Logger
+	// HAProxyOutput receives HAProxy's stdout and stderr; nil discards.
+	HAProxyOutput io.Writer
+	// Registerer receives the metrics as well (tests read them); nil
+	// means a private registry.
+	Registry *prometheus.Registry
+	// Ready, when set, is called once everything serves, before the first
+	// render, with the addresses in use. It must not block.
+	Ready func(Info)
+}
+
+// Info describes a running local mode.
+type Info struct {
+	// HTTPAddr is the HTTP frontend, "127.0.0.1:8080".
+	HTTPAddr string
+	// MetricsAddr is the metrics listener, "" when none.
+	MetricsAddr string
+	// AgentURL is the agent API's base URL.
+	AgentURL string
+	// HAProxyVersion is the binary's version ("3.4.7-1").
+	HAProxyVersion string
+	// BaseDir is HAProxy's tree.
+	BaseDir string
+	// Echo are the echo servers' addresses.
+	Echo []string
+	// Loop is the running controller loop (for its status).
+	Loop *controller.Loop
+	// Agent is a client of the in-process agent.
+	Agent *agentapi.Client
+}
+
+func (c Config) withDefaults() (Config, error) {
+	var errs []error
+	if c.LoadConfig == nil {
+		errs = append(errs, errors.New("missing LoadConfig"))
+	}
+	if c.Resources == "" {
+		errs = append(errs, errors.New("missing Resources"))
+	}
+	if c.HAProxy == "" {
+		errs = append(errs, errors.New("missing HAProxy"))
+	}
+	if c.Listen == "" {
+		c.Listen = DefaultListen
+	}
+	if c.StatsListen == "" {
+		c.StatsListen = DefaultStatsListen
+	}
+	for name, addr := range map[string]string{"Listen": c.Listen, "StatsListen": c.StatsListen} {
+		if _, _, err := splitHostPort(addr); err != nil {
+			errs = append(errs, fmt.Errorf("bad %s: %w", name, err))
+		}
+	}
+	if c.HTTPSPort < 0 || c.HTTPSPort > 65535 {
+		errs = append(errs, fmt.Errorf("bad HTTPSPort %d: not a port", c.HTTPSPort))
+	}
+	if c.Debounce < 0 {
+		errs = append(errs, fmt.Errorf("negative Debounce %v", c.Debounce))
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+	if c.Registry == nil {
+		c.Registry = prometheus.NewRegistry()
+	}
+	if err := errors.Join(errs...); err != nil {
+		return c, fmt.Errorf("local config: %w", err)
+	}
+	return c, nil
+}
+
+func splitHostPort(addr string) (string, int, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n <= 0 || n > 65535 {
+		return "", 0, fmt.Errorf("address %q: port must be 1-65535", addr)
+	}
+	return host, n, nil
+}
+
+// maxSocketPath is the longest unix socket path HAProxy accepts.
+const maxSocketPath = 97
+
+// paths of one run.
+type paths struct {
+	work, base, run, check, statsSocket, masterSocket string
+}
+
+// Run runs local mode until ctx ends, then stops HAProxy and everything
+// else it started and returns nil; it returns an error when something
+// could not start or a part failed.
+func Run(ctx context.Context, cfg Config) (err error) {
+	cfg, err = cfg.withDefaults()
+	if err != nil {
+		return err
+	}
+	log := cfg.Log
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	p, cleanup, err := workDir(cfg.WorkDir)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+
+	engine, err := compile(cfg, p.statsSocket)
+	if err != nil {
+		return err
+	}
+
+	var echo *echoServers
+	if len(cfg.Echo) > 0 {
+		if echo, err = startEcho(cfg.Echo); err != nil {
+			return err
+		}
+		defer echo.close()
+	}
+
+	// HAProxy on its bootstrap configuration, under supervision.
+	if err := os.WriteFile(filepath.Join(p.base, renderplan.ConfigPath), agent.BootstrapConfig(p.statsSocket, []string{cfg.Listen}), 0o644); err != nil {
+		return fmt.Errorf("local: bootstrap config: %w", err)
+	}
+	sup, err := agent.StartSupervisor(ctx, agent.SupervisorConfig{
+		Binary: cfg.HAProxy, BaseDir: p.base, MasterSocket: p.masterSocket, Output: cfg.HAProxyOutput, Log: log,
+	})
+	if err != nil {
+		return fmt.Errorf("local: %w", err)
+	}
+	defer func() {
+		stopCtx, stop := context.WithTimeout(context.Background(), 15*time.Second)
+		defer stop()
+		if serr := sup.Stop(stopCtx); serr != nil {
+			log.Warn("stop haproxy", "error", serr)
+		}
+		log.Info("haproxy stopped")
+	}()
+
+	// The agent, in process, behind its HTTP contract.
+	reg := cfg.Registry
+	a, err := agent.New(agent.Config{
+		BaseDir: p.base, MasterSocket: p.masterSocket, StatsSocket: p.statsSocket,
+		MinReloadInterval: cfg.MinReloadInterval, Version: "local", Log: log.With("component", "agent"), Registerer: reg,
+	})
+	if err != nil {
+		return fmt.Errorf("local: %w", err)
+	}
+	defer func() { _ = a.Close() }()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel() // stop the goroutines before waiting for them
+	agentErr := make(chan error, 1)
+	wg.Go(func() { agentErr <- a.Run(ctx) })
+	if err := waitReady(ctx, a); err != nil {
+		return err
+	}
+
+	token, err := newToken()
+	if err != nil {
+		return err
+	}
+	agentURL, stopAgentAPI, err := serve("127.0.0.1:0", agentapi.NewHandler(a, agentapi.HandlerOptions{Token: token, Log: log.With("component", "agentapi")}))
+	if err != nil {
+		return fmt.Errorf("local: agent api: %w", err)
+	}
+	defer stopAgentAPI()
+	client := &agentapi.Client{BaseURL: agentURL, Token: token}
+
+	// The templates are the operator's own: the check runs as the user
+	// running local mode (the Kubernetes controller drops to nobody).
+	self := &rendergate.User{UID: uint32(os.Getuid()), GID: uint32(os.Getgid())}
+	checker, err := rendergate.NewHAProxyChecker(rendergate.Config{Binary: cfg.HAProxy, ScratchDir: p.check, RunAs: self, Log: log.With("component", "gate")})
+	if err != nil {
+		return fmt.Errorf("local: %w", err)
+	}
+	src, err := controller.NewDirSource(controller.DirSourceConfig{Dir: cfg.Resources, Resources: engine.Config().WatchedResources, Log: log})
+	if err != nil {
+		return fmt.Errorf("local: %w", err)
+	}
+	loop, err := controller.New(controller.Config{
+		Source:     src,
+		Engine:     engine,
+		Targets:    func() []controller.Target { return []controller.Target{{Name: PodName, Agent: client}} },
+		Checker:    checker,
+		Debounce:   controller.DebounceConfig{Interval: cfg.Debounce},
+		Log:        log,
+		Registerer: reg,
+	})
+	if err != nil {
+		return fmt.Errorf("local: %w", err)
+	}
+
+	metricsAddr := ""
+	if cfg.MetricsListen != "" {
+		_ = reg.Register(collectors.NewGoCollector())
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		u, stopMetrics, err := serve(cfg.MetricsListen, mux)
+		if err != nil {
+			return fmt.Errorf("local: metrics: %w", err)
+		}
+		defer stopMetrics()
+		metricsAddr = u[len("http://"):]
+	}
+
+	if cfg.ConfigPath != "" {
+		w, err := newConfigWatcher(cfg, p.statsSocket, loop, engine.Config().WatchedResources)
+		if err != nil {
+			return err
+		}
+		wg.Go(func() { w.run(ctx) })
+	}
+
+	if cfg.Ready != nil {
+		cfg.Ready(Info{
+			HTTPAddr: cfg.Listen, MetricsAddr: metricsAddr, AgentURL: agentURL, HAProxyVersion: versionOf(checker.Version()),
+			BaseDir: p.base, Echo: echo.addrs(), Loop: loop, Agent: client,
+		})
+	}
+	log.Info("local mode serving", "http", cfg.Listen, "metrics", metricsAddr, "haproxy", versionOf(checker.Version()), "base_dir", p.base, "resources", cfg.Resources)
+
+	loopErr := make(chan error, 1)
+	wg.Go(func() { loopErr <- loop.Run(ctx) })
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-loopErr:
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("local: controller loop: %w", err)
+	case err := <-agentErr:
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("local: agent: %w", err)
+	case <-sup.Done():
+		return fmt.Errorf("local: haproxy exited: %w", sup.Wait())
+	}
+}
+
+// workDir makes the directories of one run under dir, or under a new
+// temporary directory when dir is empty (removed by cleanup).
+func workDir(dir string) (paths, func(), error) {
+	cleanup := func() {}
+	if dir == "" {
+		d, err := os.MkdirTemp("", "haptic-local-")
+		if err != nil {
+			return paths{}, nil, fmt.Errorf("local: work dir: %w", err)
+		}
+		dir = d
+		cleanup = func() { _ = os.RemoveAll(d) }
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return paths{}, nil, fmt.Errorf("local: work dir: %w", err)
+	}
+	p := paths{work: abs, base: filepath.Join(abs, "haproxy"), run: filepath.Join(abs, "run"), check: filepath.Join(abs, "check")}
+	p.statsSocket = filepath.Join(p.run, "stats.sock")
+	p.masterSocket = filepath.Join(p.run, "master.sock")
+	for _, d := range []string{p.base, p.run, p.check} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			cleanup()
+			return paths{}, nil, fmt.Errorf("local: work dir: %w", err)
+		}
+	}
+	// HAProxy refuses socket paths longer than 97 bytes: use a short
+	// temporary directory for the sockets when the work dir is deep.
+	if len(p.masterSocket) > maxSocketPath {
+		run, err := os.MkdirTemp("", "haptic-run-")
+		if err != nil {
+			cleanup()
+			return paths{}, nil, fmt.Errorf("local: socket dir: %w", err)
+		}
+		prev := cleanup
+		cleanup = func() { _ = os.RemoveAll(run); prev() }
+		p.run = run
+		p.statsSocket = filepath.Join(run, "stats.sock")
+		p.masterSocket = filepath.Join(run, "master.sock")
+		if len(p.masterSocket) > maxSocketPath {
+			cleanup()
+			return paths{}, nil, fmt.Errorf("local: temporary directory %s is too deep for unix socket paths", run)
+		}
+	}
+	return p, cleanup, nil
+}
+
+// compile loads and compiles the config with local mode's addresses.
+func compile(cfg Config, statsSocket string) (*templating.Engine, error) {
+	tc, err := cfg.LoadConfig()
+	if err != nil {
+		return nil, fmt.Errorf("local: config: %w", err)
+	}
+	host, port, _ := splitHostPort(cfg.Listen)
+	shost, sport, _ := splitHostPort(cfg.StatsListen)
+	x := make(map[string]any, len(tc.ExtraContext)+6)
+	for k, v := range tc.ExtraContext {
+		x[k] = v
+	}
+	x["httpAddress"], x["httpPort"] = host, int64(port)
+	x["statsAddress"], x["statsPort"] = shost, int64(sport)
+	x["httpsPort"] = int64(cfg.HTTPSPort)
+	x["statsSocket"] = statsSocket
+	tc.ExtraContext = x
+	e, err := templating.Compile(tc)
+	if err != nil {
+		return nil, fmt.Errorf("local: config: %w", err)
+	}
+	return e, nil
+}
+
+// serve serves h on addr until the returned stop is called.
+func serve(addr string, h http.Handler) (url string, stop func(), err error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(l)
+	}()
+	return "http://" + l.Addr().String(), func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			_ = srv.Close()
+		}
+		<-done
+	}, nil
+}
+
+// waitReady waits (at most 10 s) until HAProxy's worker answers on the
+// stats socket, so that the first apply does not meet a master that is
+// still starting its worker.
+func waitReady(ctx context.Context, a *agent.Agent) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for {
+		err := a.Ready(ctx)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("local: haproxy worker not ready: %w", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// newToken returns a random bearer token for the loopback agent API.
+func newToken() (agentapi.Token, error) {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("local: token: %w", err)
+	}
+	return agentapi.ParseToken(hex.EncodeToString(b))
+}

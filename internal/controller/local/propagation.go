@@ -1,0 +1,517 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/haptic-io/haptic/libraries"
+	"github.com/haptic-io/haptic/templating"
+)
+
+// PropagationConfig configures [RunPropagation].
+type PropagationConfig struct {
+	// HAProxy is the haproxy binary. Required.
+	HAProxy string
+	// Routes is how many routes the probe creates, one at a time; zero
+	// skips the probe.
+	Routes int
+	// Flips is how many times the route-change scenario flips one route's
+	// backend; zero skips it.
+	Flips int
+	// FlipInterval is the pause between two flips; zero means 200 ms.
+	FlipInterval time.Duration
+	// Debounce is local mode's debounce interval (zero disables). The
+	// probe waits Debounce plus 5 ms after each route's first 200 before
+	// the next write, so that every route is a leading edge: an isolated
+	// change.
+	Debounce time.Duration
+	// MinReloadInterval is the agent's reload pacing (see [Config]);
+	// negative means none.
+	MinReloadInterval time.Duration
+	// Progress receives a dot per route; nil discards.
+	Progress io.Writer
+	// Local carries local mode's other settings (Log, HAProxyOutput,
+	// WorkDir); the benchmark sets the resources, addresses, libraries,
+	// debounce, pacing and registry itself.
+	Local Config
+}
+
+// Answer is one HTTP answer (or transport error) that a scenario did not
+// expect.
+type Answer struct {
+	At     time.Time
+	Host   string
+	Status int    // 0 for a transport error
+	Detail string // the error or the body's start
+}
+
+// ProbeResult is the route-add probe: for each route, the time from the
+// write of its manifest to the first 200.
+type ProbeResult struct {
+	Routes int
+	// Latencies are sorted, one per route.
+	Latencies []time.Duration
+	// Unexpected are answers that were neither 404 (not routed yet) nor
+	// 200; transport errors included. Must be empty.
+	Unexpected []Answer
+	// Requests is how many probe requests were sent.
+	Requests int
+	// Reloads is how many HAProxy reloads the agent performed during the
+	// probe; 0 on 3.4 for plain routes.
+	Reloads int
+}
+
+// Quantile returns the q-quantile (0..1) of the latencies, nearest rank.
+func (r ProbeResult) Quantile(q float64) time.Duration {
+	if len(r.Latencies) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(r.Latencies))+0.5) - 1
+	i = max(0, min(i, len(r.Latencies)-1))
+	return r.Latencies[i]
+}
+
+// RouteChangeResult is the route-change scenario: continuous traffic to
+// one route while its backend flips.
+type RouteChangeResult struct {
+	Flips    int
+	Requests int
+	// NonOK are the answers other than 200. Must be empty.
+	NonOK []Answer
+	// Served counts the answers per echo backend.
+	Served map[string]int
+	// Reloads during the scenario.
+	Reloads int
+}
+
+// PropagationResult is what [RunPropagation] measured.
+type PropagationResult struct {
+	HAProxyVersion string
+	// WorkDir is where HAProxy's tree and the agent's state lived.
+	WorkDir     string
+	Debounce    time.Duration
+	Probe       *ProbeResult
+	RouteChange *RouteChangeResult
+}
+
+// RunPropagation starts local mode on real HAProxy with the stock
+// libraries and two echo servers, then runs the probe and the
+// route-change scenario against it, and stops everything.
+func RunPropagation(ctx context.Context, cfg PropagationConfig) (*PropagationResult, error) {
+	if cfg.HAProxy == "" {
+		return nil, errors.New("propagation: HAProxy is required")
+	}
+	if cfg.Routes < 0 || cfg.Flips < 0 {
+		return nil, errors.New("propagation: Routes and Flips must not be negative")
+	}
+	if cfg.FlipInterval == 0 {
+		cfg.FlipInterval = 200 * time.Millisecond
+	}
+	if cfg.Progress == nil {
+		cfg.Progress = io.Discard
+	}
+	dir, err := os.MkdirTemp("", "haptic-propagation-")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	resources := filepath.Join(dir, "resources")
+	if err := os.MkdirAll(resources, 0o755); err != nil {
+		return nil, err
+	}
+	echoes, err := startEcho([]string{"127.0.0.1:0", "127.0.0.1:0"})
+	if err != nil {
+		return nil, err
+	}
+	defer echoes.close()
+	echoAddrs := echoes.addrs()
+	// Two Services, one per echo server, for the routes to point at.
+	for i, addr := range echoAddrs {
+		if err := writeFileAtomic(filepath.Join(resources, fmt.Sprintf("svc-%d.yaml", i)), []byte(benchService(fmt.Sprintf("echo-%d", i), addr))); err != nil {
+			return nil, err
+		}
+	}
+	listen, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	stats, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+
+	lc := cfg.Local
+	lc.LoadConfig = func() (*templating.Config, error) {
+		cfgs, err := libraries.Load("base", "ingress")
+		if err != nil {
+			return nil, err
+		}
+		return templating.Merge(cfgs[0], cfgs[1:]...), nil
+	}
+	lc.Resources, lc.HAProxy, lc.Listen, lc.StatsListen = resources, cfg.HAProxy, listen, stats
+	lc.Debounce, lc.MinReloadInterval = cfg.Debounce, cfg.MinReloadInterval
+	lc.Registry = prometheus.NewRegistry()
+	ready := make(chan Info, 1)
+	lc.Ready = func(i Info) { ready <- i }
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	runErr := make(chan error, 1)
+	go func() { runErr <- Run(ctx, lc) }()
+	defer func() {
+		cancel()
+		if err := <-runErr; err != nil && lc.Log != nil {
+			lc.Log.Warn("local mode stopped with an error", "error", err)
+		}
+	}()
+	var info Info
+	select {
+	case info = <-ready:
+	case err := <-runErr:
+		runErr <- err
+		return nil, err
+	}
+	b := &bench{cfg: cfg, resources: resources, url: "http://" + info.HTTPAddr, info: info, reg: lc.Registry, echoes: echoAddrs}
+	// The first plan (the two Services, no route) must be applied.
+	if err := b.waitApplied(ctx, 30*time.Second); err != nil {
+		return nil, err
+	}
+	res := &PropagationResult{HAProxyVersion: info.HAProxyVersion, Debounce: cfg.Debounce, WorkDir: lc.WorkDir}
+	if res.WorkDir == "" {
+		res.WorkDir = "(temporary, under " + os.TempDir() + ")"
+	}
+	// Warm up: the first backend brings its profile (a defaults section),
+	// which only a reload can add. Every later route of the same shape is
+	// runtime-only.
+	if err := writeFileAtomic(filepath.Join(resources, "warm.yaml"), []byte(benchRoute("warm", "warm.bench.local", echoAddrs[0]))); err != nil {
+		return nil, err
+	}
+	if err := b.waitFor200(ctx, "warm.bench.local"); err != nil {
+		return nil, err
+	}
+	if err := b.waitApplied(ctx, 30*time.Second); err != nil {
+		return nil, err
+	}
+	time.Sleep(cfg.Debounce + 5*time.Millisecond)
+	if cfg.Routes > 0 {
+		if res.Probe, err = b.probe(ctx); err != nil {
+			return res, err
+		}
+	}
+	if cfg.Flips > 0 {
+		if res.RouteChange, err = b.routeChange(ctx); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+type bench struct {
+	cfg       PropagationConfig
+	resources string
+	url       string
+	info      Info
+	reg       *prometheus.Registry
+	echoes    []string
+}
+
+// waitApplied waits until the pod runs the last rendered plan.
+func (b *bench) waitApplied(ctx context.Context, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		s := b.info.Loop.Status()
+		if s.PlanID != "" && s.Pods[PodName] == s.PlanID {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("propagation: the first plan was not applied within %v (last error: %w)", limit, s.LastError)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// reloads is the controller's count of reloads the agent performed.
+func (b *bench) reloads() int {
+	mfs, _ := b.reg.Gather()
+	for _, mf := range mfs {
+		if mf.GetName() == "haptic_haproxy_reloads_total" {
+			n := 0.0
+			for _, m := range mf.GetMetric() {
+				n += m.GetCounter().GetValue()
+			}
+			return int(n)
+		}
+	}
+	return 0
+}
+
+// probe creates the routes one at a time and times each to its first 200.
+func (b *bench) probe(ctx context.Context) (*ProbeResult, error) {
+	res := &ProbeResult{Routes: b.cfg.Routes}
+	client := benchClient()
+	defer client.CloseIdleConnections()
+	gap := b.cfg.Debounce + 5*time.Millisecond
+	reloads := b.reloads()
+	for i := range b.cfg.Routes {
+		host := fmt.Sprintf("r%d.bench.local", i)
+		manifest := benchRoute(fmt.Sprintf("r%d", i), host, b.echoes[i%2])
+		// Poll from before the write until the first 200.
+		type outcome struct {
+			at         time.Time
+			requests   int
+			unexpected []Answer
+			err        error
+		}
+		done := make(chan outcome, 1)
+		started := make(chan struct{})
+		go func() {
+			var o outcome
+			close(started)
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				t0 := time.Now()
+				code, body, err := get(ctx, client, b.url, host)
+				o.requests++
+				switch {
+				case err != nil:
+					o.unexpected = append(o.unexpected, Answer{At: time.Now(), Host: host, Detail: err.Error()})
+				case code == http.StatusOK:
+					o.at = time.Now()
+					done <- o
+					return
+				case code != http.StatusNotFound:
+					o.unexpected = append(o.unexpected, Answer{At: time.Now(), Host: host, Status: code, Detail: clip(body)})
+				}
+				if ctx.Err() != nil || t0.After(deadline) {
+					o.err = fmt.Errorf("route %s: no 200 within 30s", host)
+					done <- o
+					return
+				}
+				if d := time.Millisecond - time.Since(t0); d > 0 {
+					time.Sleep(d)
+				}
+			}
+		}()
+		<-started
+		time.Sleep(time.Millisecond) // at least one poll before the write
+		wrote := time.Now()
+		if err := writeFileAtomic(filepath.Join(b.resources, fmt.Sprintf("route-%05d.yaml", i)), []byte(manifest)); err != nil {
+			return res, err
+		}
+		o := <-done
+		res.Requests += o.requests
+		res.Unexpected = append(res.Unexpected, o.unexpected...)
+		if o.err != nil {
+			return res, o.err
+		}
+		res.Latencies = append(res.Latencies, o.at.Sub(wrote))
+		if (i+1)%50 == 0 {
+			fmt.Fprintf(b.cfg.Progress, "%d ", i+1)
+		}
+		// The next route must be a leading edge: the debounce counts from
+		// the start of the last reconciliation, which came before the 200.
+		time.Sleep(gap)
+	}
+	fmt.Fprintln(b.cfg.Progress)
+	slices.Sort(res.Latencies)
+	res.Reloads = b.reloads() - reloads
+	return res, nil
+}
+
+// routeChange keeps traffic on one route while its backend flips between
+// the two echo Services.
+func (b *bench) routeChange(ctx context.Context) (*RouteChangeResult, error) {
+	res := &RouteChangeResult{Flips: b.cfg.Flips, Served: map[string]int{}}
+	const host = "flip.bench.local"
+	file := filepath.Join(b.resources, "flip.yaml")
+	if err := writeFileAtomic(file, []byte(benchIngress("flip", host, "echo-0"))); err != nil {
+		return nil, err
+	}
+	if err := b.waitFor200(ctx, host); err != nil {
+		return nil, err
+	}
+	time.Sleep(b.cfg.Debounce + 5*time.Millisecond)
+	reloads := b.reloads()
+
+	var mu sync.Mutex
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			c := benchClient()
+			defer c.CloseIdleConnections()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				code, body, err := get(ctx, c, b.url, host)
+				mu.Lock()
+				res.Requests++
+				switch {
+				case err != nil:
+					res.NonOK = append(res.NonOK, Answer{At: time.Now(), Host: host, Detail: err.Error()})
+				case code != http.StatusOK:
+					res.NonOK = append(res.NonOK, Answer{At: time.Now(), Host: host, Status: code, Detail: clip(body)})
+				default:
+					if f := strings.Fields(body); len(f) > 1 {
+						res.Served[f[1]]++
+					}
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	var err error
+	for i := range b.cfg.Flips {
+		time.Sleep(b.cfg.FlipInterval)
+		if err = writeFileAtomic(file, []byte(benchIngress("flip", host, fmt.Sprintf("echo-%d", (i+1)%2)))); err != nil {
+			break
+		}
+	}
+	time.Sleep(b.cfg.FlipInterval)
+	close(stop)
+	wg.Wait()
+	res.Reloads = b.reloads() - reloads
+	return res, err
+}
+
+// waitFor200 polls host until it answers 200, for at most 30 s.
+func (b *bench) waitFor200(ctx context.Context, host string) error {
+	client := benchClient()
+	defer client.CloseIdleConnections()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		code, _, err := get(ctx, client, b.url, host)
+		if err == nil && code == http.StatusOK {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("route %s: no 200 within 30s (last: %d, %w)", host, code, err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// versionOf extracts "3.4.7-1" from HAProxy's version line.
+func versionOf(line string) string {
+	f := strings.Fields(line)
+	for i, w := range f {
+		if w == "version" && i+1 < len(f) {
+			return f[i+1]
+		}
+	}
+	return line
+}
+
+// benchClient keeps connections alive, as a real client would.
+func benchClient() *http.Client {
+	return &http.Client{
+		Timeout:   5 * time.Second,
+		Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 4, DisableCompression: true},
+	}
+}
+
+func get(ctx context.Context, c *http.Client, url, host string) (int, string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/", nil)
+	if err != nil {
+		return 0, "", err
+	}
+	req.Host = host
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	return resp.StatusCode, string(body), err
+}
+
+func clip(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}
+
+// writeFileAtomic writes through a hidden temporary file and a rename, so
+// the directory source sees the whole file in one event.
+func writeFileAtomic(path string, b []byte) error {
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// freeAddr returns a free 127.0.0.1 address.
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().String(), nil
+}
+
+// benchService is a Service with one EndpointSlice pointing at addr.
+func benchService(name, addr string) string {
+	host, port, _ := net.SplitHostPort(addr)
+	return fmt.Sprintf(`apiVersion: v1
+kind: Service
+metadata: {namespace: bench, name: %[1]s}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {namespace: bench, name: %[1]s-a, labels: {kubernetes.io/service-name: %[1]s}}
+addressType: IPv4
+ports: [{port: %[3]s}]
+endpoints:
+  - {addresses: [%[2]s], conditions: {ready: true}, targetRef: {kind: Pod, namespace: bench, name: %[1]s-pod}}
+`, name, host, port)
+}
+
+// benchRoute is one route as a new application brings it: an Ingress for
+// host, its own Service and an EndpointSlice with one echo server. On
+// HAProxy 3.4 it becomes a new dynamic backend, its server and two map
+// entries, at runtime.
+func benchRoute(name, host, echo string) string {
+	return benchIngress(name, host, name) + "---\n" + benchService(name, echo)
+}
+
+// benchIngress routes host to the Service svc.
+func benchIngress(name, host, svc string) string {
+	return fmt.Sprintf(`apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {namespace: bench, name: %[1]s, creationTimestamp: "2026-01-01T00:00:00Z"}
+spec:
+  ingressClassName: haptic
+  rules:
+    - host: %[2]s
+      http:
+        paths:
+          - {path: /, pathType: Prefix, backend: {service: {name: %[3]s, port: {number: 80}}}}
+`, name, host, svc)
+}
