@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -18,7 +19,7 @@ import (
 )
 
 // agentApp is an app with only the agent command, run in process.
-func agentApp(stdout, stderr *bytes.Buffer) *cli.App {
+func agentApp(stdout, stderr io.Writer) *cli.App {
 	return &cli.App{Name: "haptic", Commands: []*cli.Command{agentCommand()}, Writer: stdout, ErrWriter: stderr,
 		ExitErrHandler: func(*cli.Context, error) {}}
 }
@@ -45,7 +46,8 @@ func TestAgentCommandSupervisesHAProxyAndPrintsItsState(t *testing.T) {
 	apiPort, httpPort := haproxytest.FreePort(t), haproxytest.FreePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d", apiPort)
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut bytes.Buffer
+	// The agent's log and HAProxy's output share the error writer.
+	var out, errOut lockedBuffer
 	var runErr error
 	var wg sync.WaitGroup
 	wg.Go(func() {

@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -68,24 +67,6 @@ func TestResolveHAProxyNamesTheInstallScriptForAMissingSeries(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "hack/install-haproxy.sh 3.9") {
 		t.Errorf("error %v, want one naming hack/install-haproxy.sh 3.9", err)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for concurrent writes and reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func TestLocalServesTheResourcesAndStopsWhenCancelled(t *testing.T) {

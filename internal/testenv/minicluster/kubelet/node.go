@@ -10,11 +10,19 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 )
 
 // registerNode creates (or refreshes) the Node with a Ready status whose
 // InternalIP is 127.0.0.1 and kubelet port is the logs server's.
 func (k *Kubelet) registerNode(ctx context.Context) error {
+	// The node controller writes the Node too (taints, annotations): a
+	// conflict only means our copy is stale, so read it again and retry.
+	return retry.RetryOnConflict(retry.DefaultBackoff, func() error { return k.putNode(ctx) })
+}
+
+// putNode creates the Node if needed and writes its Ready status once.
+func (k *Kubelet) putNode(ctx context.Context) error {
 	nodes := k.cfg.Client.CoreV1().Nodes()
 	node, err := nodes.Get(ctx, k.cfg.NodeName, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
