@@ -2,7 +2,7 @@ package templating
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,7 +23,27 @@ var serverKeys = []string{"name", "address", "port", "weight", "check", "disable
 // package documentation). A value from an object that would make the
 // section invalid becomes a Problem: the backend is left out and ""
 // returned; a bad server is left out alone.
-func (r *renderState) backend(d map[string]any) (string, error) {
+//
+// backend takes one or more dicts: keys of a later dict override those of
+// an earlier one, so a template can build the settings its backends share
+// once (backend $shared (dict "name" … "service" …)).
+func (r *renderState) backend(d map[string]any, more ...map[string]any) (string, error) {
+	if len(more) > 0 {
+		// A scratch map: backend keeps values, never the dict itself.
+		if r.mergeBuf == nil {
+			r.mergeBuf = make(map[string]any, len(backendKeys))
+		}
+		clear(r.mergeBuf)
+		for k, v := range d {
+			r.mergeBuf[k] = v
+		}
+		for _, m := range more {
+			for k, v := range m {
+				r.mergeBuf[k] = v
+			}
+		}
+		d = r.mergeBuf
+	}
 	a := newDictArgs("backend", d, backendKeys...)
 	name := a.str("name", true)
 	guid := a.str("guid", false)
@@ -35,11 +55,16 @@ func (r *renderState) backend(d map[string]any) (string, error) {
 	extra := a.strings("profileLines")
 	body := a.strings("body")
 	object := a.str("object", false)
-	servers, serr := r.parseServers(d["servers"])
+	var servers []renderplan.Server
+	var serr error
+	if sv, ok := d["servers"]; ok {
+		servers, serr = r.parseServers(sv)
+	}
 	if serr != nil {
 		a.fail("servers", "%v", serr)
 	}
 	var svc *serviceRef
+	prevalidated := false
 	if sd := a.dict("service"); sd != nil {
 		ref, err := parseServiceRef("backend: service", sd)
 		if err != nil {
@@ -69,7 +94,13 @@ func (r *renderState) backend(d map[string]any) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("backend: service: %w", err)
 		}
-		servers = append(servers, resolved...)
+		if servers == nil {
+			// Resolved servers are valid and unique by construction
+			// (resolveServers): no copy, no re-validation.
+			servers, prevalidated = slices.Clone(resolved), true
+		} else {
+			servers = append(servers, resolved...)
+		}
 	}
 	if object == "" {
 		object = "backend " + name
@@ -98,26 +129,137 @@ func (r *renderState) backend(d map[string]any) (string, error) {
 		return bad("guid %q already used by backend %q", guid, owner)
 	}
 
-	lines := make([]string, 0, 4+len(timeouts)+len(options)+len(extra))
+	prof, err := r.profileFor(mode, balance, timeouts, options, defaultServer, extra)
+	if err != nil {
+		return "", err
+	}
+	if prof.problem != "" {
+		return bad("%s", prof.problem)
+	}
+	for _, l := range body {
+		if p := lineProblem(l); p != "" {
+			return bad("body line %q %s", l, p)
+		}
+	}
+
+	kept := servers
+	if !prevalidated {
+		kept = r.checkServers(object, name, servers)
+	}
+	idx := len(r.backends)
+	profile := prof.name
+	if _, ok := r.profiles[profile]; !ok {
+		r.profiles[profile] = prof.lines
+	}
+	r.beByName[name] = idx
+	r.guids[guid] = name
+	r.backends = append(r.backends, renderplan.Backend{
+		Name:    name,
+		GUID:    guid,
+		Profile: profile,
+		Mode:    mode,
+		Body:    body,
+		Servers: kept,
+	})
+	return backendToken(idx), nil
+}
+
+// checkServers drops (as problems) the servers that are invalid or whose
+// name is taken; it filters servers in place.
+func (r *renderState) checkServers(object, backend string, servers []renderplan.Server) []renderplan.Server {
+	kept := servers[:0]
+	seen := make(map[string]bool, len(servers))
+	for _, s := range servers {
+		if p := serverProblem(s); p != "" {
+			r.addProblem(object, ReasonServerInvalid, fmt.Sprintf("backend %q: server %q: %s", backend, s.Name, p))
+			continue
+		}
+		if seen[s.Name] {
+			r.addProblem(object, ReasonServerInvalid, fmt.Sprintf("backend %q: server %q: name used twice", backend, s.Name))
+			continue
+		}
+		seen[s.Name] = true
+		kept = append(kept, s)
+	}
+	return kept
+}
+
+// profileFor returns the profile (name and lines) a backend with these
+// inputs uses, or a problem (an input that would make a bad line); err is
+// a template bug (a non-string timeout). Results are cached per render by
+// the inputs' text, so backends of one shape build, check and digest their
+// lines once.
+func (r *renderState) profileFor(mode, balance string, timeouts map[string]any, options []string, defaultServer string, extra []string) (profileResult, error) {
+	// The cache key is every input, NUL-separated (inputs with a NUL
+	// fail lineProblem, and are then not cached as good).
+	buf := r.keyBuf[:0]
+	buf = append(buf, mode...)
+	buf = append(buf, 0)
+	buf = append(buf, balance...)
+	buf = append(buf, 0)
+	buf = append(buf, defaultServer...)
+	var tk [8]string
+	tkeys := tk[:0]
+	for k := range timeouts {
+		tkeys = append(tkeys, k)
+	}
+	slices.Sort(tkeys)
+	for _, k := range tkeys {
+		v, ok := scalarString(timeouts[k])
+		if !ok {
+			// Not cacheable; buildProfile reports it in key order.
+			return buildProfile(mode, balance, tkeys, timeouts, options, defaultServer, extra)
+		}
+		buf = append(buf, 1)
+		buf = append(buf, k...)
+		buf = append(buf, 0)
+		buf = append(buf, v...)
+	}
+	for _, o := range options {
+		buf = append(buf, 2)
+		buf = append(buf, o...)
+	}
+	for _, l := range extra {
+		buf = append(buf, 3)
+		buf = append(buf, l...)
+	}
+	r.keyBuf = buf
+	if c, ok := r.profileCache[string(buf)]; ok {
+		return c, nil
+	}
+	key := string(buf)
+	res, err := buildProfile(mode, balance, tkeys, timeouts, options, defaultServer, extra)
+	if err != nil {
+		return res, err
+	}
+	r.profileCache[key] = res
+	return res, nil
+}
+
+// profileResult is a profile's name and lines, or the problem that
+// prevents it. Its lines are shared: never modify them.
+type profileResult struct {
+	name    string
+	lines   []string
+	problem string
+}
+
+func buildProfile(mode, balance string, tkeys []string, timeouts map[string]any, options []string, defaultServer string, extra []string) (profileResult, error) {
+	lines := make([]string, 0, 4+len(tkeys)+len(options)+len(extra))
 	lines = append(lines, "mode "+mode)
 	if balance != "" {
 		lines = append(lines, "balance "+balance)
 	}
-	tkeys := make([]string, 0, len(timeouts))
-	for k := range timeouts {
-		tkeys = append(tkeys, k)
-	}
-	sort.Strings(tkeys)
 	for _, k := range tkeys {
 		v, ok := scalarString(timeouts[k])
 		if !ok {
-			return "", fmt.Errorf("backend: timeouts: %s must be a string, not %T", k, timeouts[k])
+			return profileResult{}, fmt.Errorf("backend: timeouts: %s must be a string, not %T", k, timeouts[k])
 		}
 		if p := tokenProblem(k); p != "" {
-			return bad("timeout name %q %s", k, p)
+			return profileResult{problem: fmt.Sprintf("timeout name %q %s", k, p)}, nil
 		}
 		if p := tokenProblem(v); p != "" {
-			return bad("timeout %s value %q %s", k, v, p)
+			return profileResult{problem: fmt.Sprintf("timeout %s value %q %s", k, v, p)}, nil
 		}
 		lines = append(lines, "timeout "+k+" "+v)
 	}
@@ -130,46 +272,10 @@ func (r *renderState) backend(d map[string]any) (string, error) {
 	lines = append(lines, extra...)
 	for _, l := range lines {
 		if p := lineProblem(l); p != "" {
-			return bad("profile line %q %s", l, p)
+			return profileResult{problem: fmt.Sprintf("profile line %q %s", l, p)}, nil
 		}
 	}
-	for _, l := range body {
-		if p := lineProblem(l); p != "" {
-			return bad("body line %q %s", l, p)
-		}
-	}
-
-	kept := servers[:0]
-	seen := make(map[string]bool, len(servers))
-	for _, s := range servers {
-		if p := serverProblem(s); p != "" {
-			r.addProblem(object, ReasonServerInvalid, fmt.Sprintf("backend %q: server %q: %s", name, s.Name, p))
-			continue
-		}
-		if seen[s.Name] {
-			r.addProblem(object, ReasonServerInvalid, fmt.Sprintf("backend %q: server %q: name used twice", name, s.Name))
-			continue
-		}
-		seen[s.Name] = true
-		kept = append(kept, s)
-	}
-
-	profile := renderplan.ProfileName(mode, lines)
-	if _, ok := r.profiles[profile]; !ok {
-		r.profiles[profile] = lines
-	}
-	idx := len(r.backends)
-	r.beByName[name] = idx
-	r.guids[guid] = name
-	r.backends = append(r.backends, renderplan.Backend{
-		Name:    name,
-		GUID:    guid,
-		Profile: profile,
-		Mode:    mode,
-		Body:    body,
-		Servers: kept,
-	})
-	return backendToken(idx), nil
+	return profileResult{name: renderplan.ProfileName(mode, lines), lines: lines}, nil
 }
 
 // deriveGUID returns "haptic:be:<name>", or "haptic:be:<digest of name>"
@@ -189,7 +295,12 @@ const (
 	tokenEnd   = '\x00'
 )
 
-func backendToken(idx int) string { return tokenStart + strconv.Itoa(idx) + string(rune(tokenEnd)) }
+func backendToken(idx int) string {
+	b := make([]byte, 0, len(tokenStart)+12)
+	b = append(b, tokenStart...)
+	b = strconv.AppendInt(b, int64(idx), 10)
+	return string(append(b, tokenEnd))
+}
 
 // parseServers accepts a list of server dicts ([]any or []map[string]any,
 // as sprig's list and backendServers give) or a []renderplan.Server.

@@ -238,3 +238,46 @@ func TestBackendAcceptsTypedServerLists(t *testing.T) {
 		}
 	}
 }
+
+func TestBackendMergesSeveralDictsLaterKeysWinning(t *testing.T) {
+	out, problems := renderTemplate(t, preamble+`{{- $shared := dict "mode" "http" "balance" "source" "name" "overridden" }}
+{{ backend $shared (dict "name" "a") }}
+{{ backend $shared (dict "name" "b" "balance" "roundrobin") }}
+{{ backend $shared (dict "name" "c") (dict "balance" "leastconn") }}
+`)
+	if len(problems) != 0 {
+		t.Fatalf("problems: %v", problems)
+	}
+	balance := map[string]string{}
+	for _, be := range out.Plan.Backends {
+		for _, p := range out.Plan.Profiles {
+			if p.Name == be.Profile {
+				cfg := string(out.Files[0].Body)
+				i := strings.Index(cfg, "defaults "+p.Name+"\n")
+				rest := cfg[i:]
+				j := strings.Index(rest, "balance ")
+				balance[be.Name] = rest[j+len("balance ") : j+strings.IndexByte(rest[j:], '\n')]
+			}
+		}
+	}
+	want := map[string]string{"a": "source", "b": "roundrobin", "c": "leastconn"}
+	if diff := cmp.Diff(want, balance); diff != "" {
+		t.Errorf("balance by backend (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(renderError(t, preamble+`{{ backend (dict "name" "a") (dict "bogus" "b") }}`), "bogus") {
+		t.Errorf("an unknown key in a later dict is not reported")
+	}
+}
+
+func TestBackendDroppedForAProblemLeavesNoProfile(t *testing.T) {
+	out, problems := renderTemplate(t, preamble+`{{ backend (dict "name" "a" "balance" "source" "body" (list "x\ny")) }}
+{{ backend (dict "name" "b" "balance" "source" "body" (list "x\ny")) }}
+{{ backend (dict "name" "ok") }}
+`)
+	if len(problems) != 2 {
+		t.Errorf("problems = %v, want two body-line problems", problems)
+	}
+	if len(out.Plan.Profiles) != 1 || strings.Count(string(out.Files[0].Body), "balance source") != 0 {
+		t.Errorf("profiles = %+v, want only the one of backend ok", out.Plan.Profiles)
+	}
+}

@@ -8,9 +8,14 @@
 // The package is pure: it does no I/O except [LoadConfig] and [LoadDir],
 // which read files, and it never reads the clock, the environment, the
 // network or a random source. The Kubernetes client lives elsewhere; it
-// feeds a [MemoryStore]. An [Engine] is immutable and safe for concurrent
+// feeds a [MemoryStore]. An [Engine] is safe for concurrent
 // renders; a [MemoryStore] is safe for concurrent use and its
-// [MemoryStore.Snapshot] gives renders an immutable view. The
+// [MemoryStore.Snapshot] gives renders an immutable view. A render runs
+// on the caller's goroutine, except renderEach, which starts up to
+// GOMAXPROCS goroutines and waits for them before returning. Templates
+// execute on internal/gotemplate, Go's text/template with allocation-free
+// fast paths for JSON-shaped data (same results; upstream's tests and a
+// differential test against text/template hold it to that). The
 // haproxy -c checker, which runs a program, lives in the sub-package
 // templating/haproxycheck.
 //
@@ -31,6 +36,9 @@
 //	extraContext:    {ingressClass: haptic}
 //	validationTests: {name: {fixtures: {...}, extraContext: {...}, assertions: [...]}}
 //
+// Snippet names must not be haproxy.cfg or start with map:, file:, cert:
+// or each: (the names of the other templates of an [Engine]).
+//
 // [ParseConfig] is strict: an unknown or duplicate field is an error (field
 // names match case-insensitively, as encoding/json does). YAML is 1.1, as
 // in kubectl: an unquoted y, n, yes, no, on or off is a boolean, so quote
@@ -47,7 +55,12 @@
 // resource is [ResourceForKind] of its kind. indexBy expressions
 // ([ParseIndexExpr]) are field paths such as metadata.namespace or
 // metadata.labels["kubernetes.io/service-name"]; Fetch with fewer keys than
-// expressions matches by prefix. Templates must never modify objects
+// expressions matches by prefix. ListBy "expr" returns List sorted by an
+// expression's value (ListBy "metadata.creationTimestamp": oldest first,
+// ties in namespace/name order, objects without the field last); a
+// [*Snapshot] keeps the sorted list until that alias changes, so it costs
+// nothing per render ([SortedLister]). List, Fetch and ListBy return
+// shared slices: never modify them. Templates must never modify objects
 // (sprig's set, unset and merge on an object would change the store).
 //
 // # Template data and functions
@@ -56,7 +69,8 @@
 // [RemovedSprigFuncs] (environment, network, clock, randomness); keys and
 // values return sorted results. The root data is:
 //
-//	.resources.<alias>   .List, .Get ns name, .Fetch key…  (see [Resources])
+//	.resources.<alias>   .List, .Get ns name, .Fetch key…, .ListBy expr
+//	                     (see [Resources])
 //	.extraContext        the config's extraContext (tests may override keys)
 //	.cache               per-render cache: .cache.Get "k", .cache.Set "k" v
 //	.paths               {maps: "maps", certs: "certs", general: "general"}
@@ -64,6 +78,19 @@
 // Composition: render "name" ctx returns a snippet's output;
 // renderGlob "prefix-*" ctx renders every matching snippet in name order,
 // concatenated (how libraries contribute to extension points);
+// renderEach "name" list renders a snippet once per item (dot = the item)
+// and returns the outputs concatenated in list order: items run in
+// parallel on up to GOMAXPROCS goroutines (chunks of at least 64), and
+// their side effects (mapEntry, problem, claim) are recorded per item and
+// applied afterwards in list order, so the result equals a sequential
+// range. Inside it a snippet may use render, renderGlob, cacheGet (read
+// only), problem, mapEntry, claim and the stateless functions; calling
+// any other author-API function is a render error, and it must not modify
+// shared values (set on a cached dict). Each item's output and effects
+// depend only on the item and read-only state: the unit a per-object
+// re-render can reuse. claim "registry" key value records value under key
+// unless already there (first claim wins; from renderEach, in list order)
+// and returns ""; claimed "registry" returns the registry as a dict;
 // memo "name" key ctx renders a snippet once per key and render (its side
 // effects happen once, so output holding backend tokens must still be
 // written exactly once);
@@ -101,6 +128,10 @@
 //     duplicate backend name is a render error; a name starting with
 //     "haptic-be-" (the profile prefix) or a guid already taken is a
 //     problem (first comer wins). object names the object in problems.
+//     backend takes further dicts after the first; a later dict's keys
+//     override an earlier one's, so settings shared by many backends are
+//     built once: backend $shared (dict "name" n "service" …). Profiles are
+//     built, checked and digested once per render and shape.
 //   - backendServers (dict "namespace" ns "service" name "port" p
 //     ["object" o]) returns the server dicts {name, address, port, weight}
 //     of the Service's ready endpoints (conditions.ready absent counts as

@@ -4,10 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
-	"text/template"
+	"sync"
 
 	"github.com/Masterminds/sprig/v3"
+
+	template "github.com/haptic-io/haptic/templating/internal/gotemplate"
 )
 
 // Template names inside an [Engine]. Snippets keep their own names; the
@@ -18,11 +21,15 @@ const (
 	prefixMap      = "map:"
 	prefixFile     = "file:"
 	prefixCert     = "cert:"
+	prefixEach     = "each:"
 )
 
 // Engine is a compiled [Config]: every template parsed once. An Engine is
-// immutable and safe for concurrent use; each [Engine.Render] works on its
-// own clone of the templates.
+// safe for concurrent use: its config and templates never change; each
+// [Engine.Render] works on its own clone of the templates (clones are
+// pooled and reused), and backendServers resolutions are kept from one
+// render to the next while their Service and EndpointSlice objects stay
+// the same (serverscache.go).
 type Engine struct {
 	cfg       *Config
 	tmpl      *template.Template
@@ -40,6 +47,11 @@ type Engine struct {
 	// and the kubernetes.io/service-name label, so Fetch finds a Service's
 	// slices directly.
 	sliceIndexed bool
+
+	// servers carries backendServers resolutions across renders.
+	servers *serversCache
+	// renderPool and fragPool hold template clones renders reuse (pool.go).
+	renderPool, fragPool sync.Pool
 }
 
 // removedSprigFuncs are the sprig functions an Engine does not offer,
@@ -84,6 +96,7 @@ func Compile(cfg *Config) (*Engine, error) {
 		certs:     sortedKeys(cfg.SSLCertificates),
 		exprs:     map[string][]IndexExpr{},
 		resources: cfg.WatchedResources,
+		servers:   &serversCache{},
 	}
 	for _, alias := range sortedKeys(cfg.WatchedResources) {
 		wr := cfg.WatchedResources[alias]
@@ -110,11 +123,17 @@ func Compile(cfg *Config) (*Engine, error) {
 	parse(templateConfig, cfg.HAProxyConfig.Template)
 	for _, name := range e.snippets {
 		if name == templateConfig || strings.HasPrefix(name, prefixMap) ||
-			strings.HasPrefix(name, prefixFile) || strings.HasPrefix(name, prefixCert) {
+			strings.HasPrefix(name, prefixFile) || strings.HasPrefix(name, prefixCert) ||
+			strings.HasPrefix(name, prefixEach) {
 			errs = append(errs, fmt.Errorf("snippet %q: name is reserved", name))
 			continue
 		}
 		parse(name, cfg.Snippets[name].Template)
+	}
+	for _, name := range e.snippets {
+		// renderEach runs a chunk of items through one execution of this
+		// wrapper (one template state per chunk, not per item).
+		parse(prefixEach+name, "{{ range . }}{{ template "+strconv.Quote(name)+" . }}{{ end }}")
 	}
 	for _, name := range e.maps {
 		parse(prefixMap+name, cfg.Maps[name].Template)
@@ -139,7 +158,7 @@ func (e *Engine) Config() *Config { return e.cfg }
 // baseFuncs are the stateless functions: sprig minus [removedSprigFuncs],
 // with keys and values made deterministic, plus HAPTIC helpers.
 func baseFuncs() template.FuncMap {
-	fm := sprig.TxtFuncMap()
+	fm := template.FuncMap(sprig.TxtFuncMap())
 	for _, name := range removedSprigFuncs {
 		delete(fm, name)
 	}
@@ -160,6 +179,7 @@ func baseFuncs() template.FuncMap {
 var renderFuncNames = []string{
 	"render", "renderGlob", "memo", "cacheGet", "cacheSet", "problem",
 	"backend", "backendServers", "registerMap", "mapEntry", "file", "cert", "crtList",
+	"renderEach", "claim", "claimed",
 }
 
 // placeholderFuncs declare the per-render functions at parse time; every

@@ -47,27 +47,35 @@ func (r *renderState) registerMapLocked(name string, ordered bool) (string, erro
 // map file are refused as MapEntryInvalid problems. object, when given,
 // names the object in those problems.
 func (r *renderState) mapEntry(name string, key, value any, object ...string) (string, error) {
-	m, ok := r.mapsByKey[name]
-	if !ok {
-		return "", fmt.Errorf("mapEntry: map %q is not registered (registerMap or the config's maps)", name)
-	}
-	k, err := scalarArg("mapEntry", "key", key)
+	m, k, v, obj, err := r.mapEntryArgs(name, key, value, object)
 	if err != nil {
 		return "", err
-	}
-	v, err := scalarArg("mapEntry", "value", value)
-	if err != nil {
-		return "", err
-	}
-	if len(object) > 1 {
-		return "", fmt.Errorf("mapEntry: at most one object argument, got %d", len(object))
-	}
-	obj := "map " + name
-	if len(object) == 1 && object[0] != "" {
-		obj = object[0]
 	}
 	r.addEntry(m, k, v, obj)
 	return "", nil
+}
+
+// mapEntryArgs checks mapEntry's arguments; it only reads the render.
+func (r *renderState) mapEntryArgs(name string, key, value any, object []string) (m *mapState, k, v, obj string, err error) {
+	m, ok := r.mapsByKey[name]
+	if !ok {
+		return nil, "", "", "", fmt.Errorf("mapEntry: map %q is not registered (registerMap or the config's maps)", name)
+	}
+	if k, err = scalarArg("mapEntry", "key", key); err != nil {
+		return nil, "", "", "", err
+	}
+	if v, err = scalarArg("mapEntry", "value", value); err != nil {
+		return nil, "", "", "", err
+	}
+	if len(object) > 1 {
+		return nil, "", "", "", fmt.Errorf("mapEntry: at most one object argument, got %d", len(object))
+	}
+	if len(object) == 1 && object[0] != "" {
+		obj = object[0]
+	} else {
+		obj = "map " + name
+	}
+	return m, k, v, obj, nil
 }
 
 func (r *renderState) addEntry(m *mapState, k, v, obj string) {

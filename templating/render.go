@@ -8,9 +8,10 @@ import (
 	"fmt"
 	"path"
 	"strings"
-	"text/template"
+	"sync"
 
 	"github.com/haptic-io/haptic/renderplan"
+	template "github.com/haptic-io/haptic/templating/internal/gotemplate"
 )
 
 // Directories of the rendered tree, relative to the HAProxy base directory.
@@ -90,11 +91,12 @@ func (e *Engine) Render(ctx context.Context, store Store, opts RenderOptions) (*
 		return nil, nil, errors.New("render: nil store")
 	}
 	r := newRenderState(ctx, e, store, opts)
-	tmpl, err := e.tmpl.Clone()
+	bound, err := e.acquireRender(r)
 	if err != nil {
-		return nil, nil, fmt.Errorf("render: %w", err)
+		return nil, nil, err
 	}
-	r.tmpl = tmpl.Funcs(r.funcs())
+	defer e.releaseRender(bound)
+	r.tmpl = bound.tmpl
 
 	for _, name := range e.maps {
 		if _, err := r.registerMapLocked(name, e.cfg.Maps[name].Ordered); err != nil {
@@ -151,6 +153,7 @@ func (e *Engine) Render(ctx context.Context, store Store, opts RenderOptions) (*
 		}
 		r.trace(TraceEvent{Template: TraceAssemble, End: true, Bytes: size})
 	}
+	r.e.servers.replace(r.usedServers)
 	return out, sortProblems(r.problems), nil
 }
 
@@ -169,14 +172,22 @@ type renderState struct {
 	cache    map[string]any
 	memo     map[memoKey]string
 
-	backends  []renderplan.Backend
-	beByName  map[string]int
-	guids     map[string]string   // guid → backend name
-	profiles  map[string][]string // name → lines
-	mapsByKey map[string]*mapState
-	files     map[string]*renderplan.FileContent // by path
+	backends []renderplan.Backend
+	beByName map[string]int
+	guids    map[string]string   // guid → backend name
+	profiles map[string][]string // name → lines
+	// profileCache maps a backend's profile inputs to its profile
+	// (profileFor); keyBuf is its reusable key buffer.
+	profileCache map[string]profileResult
+	keyBuf       []byte
+	mergeBuf     map[string]any // backend's merged dicts
+	// registries are claim's first-wins registries (each.go).
+	registries map[string]map[string]any
+	mapsByKey  map[string]*mapState
+	files      map[string]*renderplan.FileContent // by path
 
 	servers     map[serversKey][]renderplan.Server // backendServers results
+	usedServers map[serversKey]*serversEntry       // the engine's next serversCache
 	slicesBySvc map[string][]map[string]any        // when the slice alias is not indexed by service
 	bufs        []*bytes.Buffer
 }
@@ -190,18 +201,21 @@ func newRenderState(ctx context.Context, e *Engine, store Store, opts RenderOpti
 		extra = map[string]any{}
 	}
 	r := &renderState{
-		ctx:       ctx,
-		e:         e,
-		store:     store,
-		trace:     opts.Trace,
-		cache:     map[string]any{},
-		memo:      map[memoKey]string{},
-		beByName:  map[string]int{},
-		guids:     map[string]string{},
-		profiles:  map[string][]string{},
-		mapsByKey: map[string]*mapState{},
-		files:     map[string]*renderplan.FileContent{},
-		servers:   map[serversKey][]renderplan.Server{},
+		ctx:          ctx,
+		e:            e,
+		store:        store,
+		trace:        opts.Trace,
+		cache:        map[string]any{},
+		memo:         map[memoKey]string{},
+		beByName:     map[string]int{},
+		guids:        map[string]string{},
+		profiles:     map[string][]string{},
+		profileCache: map[string]profileResult{},
+		registries:   map[string]map[string]any{},
+		mapsByKey:    map[string]*mapState{},
+		files:        map[string]*renderplan.FileContent{},
+		servers:      make(map[serversKey][]renderplan.Server, e.servers.size()),
+		usedServers:  make(map[serversKey]*serversEntry, e.servers.size()),
 	}
 	res := make(map[string]*Resources, len(e.resources))
 	for alias := range e.resources {
@@ -214,24 +228,6 @@ func newRenderState(ctx context.Context, e *Engine, store Store, opts RenderOpti
 		"paths":        map[string]string{"maps": dirMaps, "certs": dirCerts, "general": dirGeneral},
 	}
 	return r
-}
-
-func (r *renderState) funcs() template.FuncMap {
-	return template.FuncMap{
-		"render":         r.render,
-		"renderGlob":     r.renderGlob,
-		"memo":           r.memoRender,
-		"cacheGet":       r.cacheGet,
-		"cacheSet":       r.cacheSet,
-		"problem":        r.problem,
-		"backend":        r.backend,
-		"backendServers": r.backendServers,
-		"registerMap":    r.registerMap,
-		"mapEntry":       r.mapEntry,
-		"file":           r.file,
-		"cert":           r.cert,
-		"crtList":        r.crtList,
-	}
 }
 
 // top executes one top-level template with the root data.
@@ -288,14 +284,12 @@ func (r *renderState) renderGlob(pattern string, data any) (string, error) {
 	if err := r.ctx.Err(); err != nil {
 		return "", err
 	}
-	if _, err := path.Match(pattern, ""); err != nil {
-		return "", fmt.Errorf("renderGlob %q: %w", pattern, err)
+	names, err := r.globNames(pattern)
+	if err != nil {
+		return "", err
 	}
 	var b strings.Builder
-	for _, name := range r.e.snippets {
-		if ok, _ := path.Match(pattern, name); !ok {
-			continue
-		}
+	for _, name := range names {
 		s, err := r.exec(name, data)
 		if err != nil {
 			return "", err
@@ -303,6 +297,20 @@ func (r *renderState) renderGlob(pattern string, data any) (string, error) {
 		b.WriteString(s)
 	}
 	return b.String(), nil
+}
+
+// globNames returns the snippet names matching pattern, in name order.
+func (r *renderState) globNames(pattern string) ([]string, error) {
+	if _, err := path.Match(pattern, ""); err != nil {
+		return nil, fmt.Errorf("renderGlob %q: %w", pattern, err)
+	}
+	var names []string
+	for _, name := range r.e.snippets {
+		if ok, _ := path.Match(pattern, name); ok {
+			names = append(names, name)
+		}
+	}
+	return names, nil
 }
 
 // memo "name" key ctx: renders the snippet once per key and render.
@@ -356,6 +364,10 @@ func (c *Cache) Set(key string, v any) any {
 type Resources struct {
 	alias string
 	store Store
+	// sorted keeps this render's ListBy results by expression; mu guards
+	// it (renderEach snippets may call ListBy concurrently).
+	mu     sync.Mutex
+	sorted map[string][]map[string]any
 }
 
 // List returns all objects, sorted by namespace and name.

@@ -66,7 +66,7 @@ func parseServiceRef(fn string, d map[string]any) (serviceRef, error) {
 			a.fail("port", "is required")
 		}
 	case string:
-		if n, err := strconv.Atoi(p); err == nil {
+		if n, err := strconv.Atoi(p); isDecimal(p) && err == nil {
 			ref.portNum = n
 		} else {
 			ref.portName = p
@@ -90,7 +90,7 @@ func (r *renderState) servicesServers(ref serviceRef, object string) ([]renderpl
 	key := serversKey{ref.ns, ref.svc, ref.portName, ref.portNum, object}
 	servers, ok := r.servers[key]
 	if !ok {
-		servers = r.resolveServers(ref.ns, ref.svc, ref.portName, ref.portNum, object)
+		servers = r.resolveServersCached(key)
 		r.servers[key] = servers
 	}
 	return servers, nil
@@ -136,9 +136,15 @@ func (r *renderState) resolveServers(ns, svcName, portName string, portNum int, 
 		return nil
 	}
 
-	var servers []renderplan.Server
+	svcSlices := r.slicesFor(ns, svcName)
+	n := 0
+	for _, slice := range svcSlices {
+		eps, _ := slice["endpoints"].([]any)
+		n += len(eps)
+	}
+	servers := make([]renderplan.Server, 0, n)
 	var addrBuf [64]byte
-	for _, slice := range r.slicesFor(ns, svcName) {
+	for _, slice := range svcSlices {
 		port := 0
 		sps, _ := slice["ports"].([]any)
 		for _, p := range sps {
@@ -230,6 +236,13 @@ func dedupeServers(s []renderplan.Server) []renderplan.Server {
 	slices.SortFunc(s, func(a, b renderplan.Server) int {
 		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Address, b.Address), cmp.Compare(a.Port, b.Port))
 	})
+	unique := true
+	for i := 1; i < len(s) && unique; i++ {
+		unique = s[i].Name != s[i-1].Name
+	}
+	if unique { // the common case: nothing to drop or rename
+		return s
+	}
 	out := make([]renderplan.Server, 0, len(s))
 	var used nameSet // only needed once a server was renamed
 	for i, x := range s {
@@ -259,3 +272,20 @@ func dedupeServers(s []renderplan.Server) []renderplan.Server {
 }
 
 type nameSet map[string]bool
+
+// isDecimal reports whether s could be a number for strconv.Atoi (an
+// optional sign, then digits): names skip Atoi and its error allocation.
+func isDecimal(s string) bool {
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		s = s[1:]
+	}
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,6 +1,7 @@
 package templating_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -174,5 +175,58 @@ func TestBackendServersNeedsWatchedServicesAndSlices(t *testing.T) {
 	}
 	if _, _, err := renderConfig(t, cfg); err == nil || !contains(err.Error(), "must watch services") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// An engine reuses a resolution while the store returns the same objects:
+// the next render must still see every change, and replay the problems.
+func TestBackendServersFollowChangesAcrossRenders(t *testing.T) {
+	cfg := configWith(t, preamble+`{{ backend (dict "name" "be" "servers" (backendServers (dict "namespace" "ns" "service" "web" "port" "http"))) }}
+{{ backend (dict "name" "gone" "servers" (backendServers (dict "namespace" "ns" "service" "nosuch" "port" "http"))) }}
+`, "")
+	e, err := templating.Compile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := templating.NewMemoryStore(cfg.WatchedResources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	add := func(objs ...map[string]any) {
+		t.Helper()
+		if _, err := st.AddObjects(objs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	render := func() ([]renderplan.Server, []templating.Problem) {
+		t.Helper()
+		out, problems, err := e.Render(context.Background(), st.Snapshot(), templating.RenderOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return serversOf(t, out, "be"), problems
+	}
+	add(service("ns", "web", svcPort("http", 80)),
+		slice("ns", "web-a", "web", map[string]int64{"http": 8080}, endpoint{addr: "10.0.0.1", pod: "a"}))
+	one := []renderplan.Server{{Name: "a", Address: "10.0.0.1", Port: 8080, Weight: 1}}
+	for i := range 2 { // the second render reuses the first's resolution
+		servers, problems := render()
+		if diff := cmp.Diff(one, servers); diff != "" {
+			t.Errorf("render %d: servers (-want +got):\n%s", i, diff)
+		}
+		if len(problems) != 1 || problems[0].Reason != templating.ReasonServiceNotFound {
+			t.Errorf("render %d: problems = %v, want the missing service", i, problems)
+		}
+	}
+	add(slice("ns", "web-a", "web", map[string]int64{"http": 8080}, endpoint{addr: "10.0.0.2", pod: "b"}))
+	servers, _ := render()
+	if diff := cmp.Diff([]renderplan.Server{{Name: "b", Address: "10.0.0.2", Port: 8080, Weight: 1}}, servers); diff != "" {
+		t.Errorf("after a slice change: servers (-want +got):\n%s", diff)
+	}
+	add(service("ns", "web", svcPort("http", 80), svcPort("x", 81)),
+		slice("ns", "web-b", "web", map[string]int64{"http": 8080}, endpoint{addr: "10.0.0.1", pod: "a"}))
+	servers, _ = render()
+	if len(servers) != 2 {
+		t.Errorf("after a new slice: servers = %v, want a and b", servers)
 	}
 }

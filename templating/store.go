@@ -239,6 +239,8 @@ type aliasView struct {
 	// index[k-1] maps the first k indexBy values, joined by NUL, to the
 	// matching objects in List order.
 	index []map[string][]map[string]any
+	// sorted caches ListBy results (see listby.go).
+	sorted sortedCache
 }
 
 func buildView(st *aliasState) *aliasView {
@@ -288,7 +290,9 @@ func (s *Snapshot) List(alias string) []map[string]any {
 // Get implements [Store].
 func (s *Snapshot) Get(alias, namespace, name string) (map[string]any, bool) {
 	if v := s.views[alias]; v != nil {
-		o, ok := v.byName[namespace+"\x00"+name]
+		var kb [128]byte
+		k := append(append(append(kb[:0], namespace...), 0), name...)
+		o, ok := v.byName[string(k)] // no allocation for the lookup key
 		return o, ok
 	}
 	return nil, false
@@ -306,7 +310,18 @@ func (s *Snapshot) Fetch(alias string, keys ...string) []map[string]any {
 	if len(keys) > len(v.index) {
 		return nil
 	}
-	return v.index[len(keys)-1][strings.Join(keys, "\x00")]
+	if len(keys) == 1 {
+		return v.index[0][keys[0]]
+	}
+	var kb [128]byte
+	k := kb[:0]
+	for i, key := range keys {
+		if i > 0 {
+			k = append(k, 0)
+		}
+		k = append(k, key...)
+	}
+	return v.index[len(keys)-1][string(k)] // no allocation for the lookup key
 }
 
 // objectMeta returns metadata.namespace, .name and .resourceVersion.

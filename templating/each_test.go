@@ -1,0 +1,141 @@
+package templating_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/haptic-io/haptic/templating"
+)
+
+// eachSnippet records every kind of side effect, with conflicts between
+// items: item i writes key k<i%7> (the first writer wins), claims c<i%5>,
+// reports a problem for multiples of 11 and renders a nested snippet.
+const eachSnippet = `
+snippets:
+  item:
+    template: |
+      {{- mapEntry "m.map" (print "k" (mod . 7)) (print "v" .) (print "item " .) -}}
+      {{- claim "reg" (print "c" (mod . 5)) (print "first " .) -}}
+      {{- if eq (mod . 11) 0 }}{{ problem (print "item " .) "Eleven" "multiple of 11" }}{{ end -}}
+      {{ render "line" . }}
+  line:
+    template: '[{{ . }}]'
+`
+
+func eachConfig(t *testing.T, body string) *templating.Config {
+	t.Helper()
+	return configWith(t, `{{- $_ := registerMap (dict "name" "m.map") -}}
+`+body+`
+{{- range $k, $v := claimed "reg" }}{{ $k }}={{ $v }};{{ end }}
+`, eachSnippet)
+}
+
+func TestRenderEachMatchesASequentialRange(t *testing.T) {
+	// 300 items: several workers on a multi-core machine.
+	parallel, pProblems, err := renderConfig(t, eachConfig(t, `{{ renderEach "item" (untilStep 0 300 1) }}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sequential, sProblems, err := renderConfig(t, eachConfig(t, `{{ range untilStep 0 300 1 }}{{ render "item" . }}{{ end }}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(sequential.Files, parallel.Files); diff != "" {
+		t.Errorf("files (-sequential +renderEach):\n%s", diff)
+	}
+	if diff := cmp.Diff(sProblems, pProblems); diff != "" {
+		t.Errorf("problems (-sequential +renderEach):\n%s", diff)
+	}
+	cfg := fileBody(t, parallel, "haproxy.cfg")
+	if !strings.HasPrefix(cfg, "[0]\n[1]\n[2]\n") || !strings.Contains(cfg, "[298]\n[299]\nc0=first 0;c1=first 1;") {
+		t.Errorf("haproxy.cfg = %.200q…, want items in order, then the first claims", cfg)
+	}
+	if got := fileBody(t, parallel, "maps/m.map"); !strings.HasPrefix(got, "k0 v0\nk1 v1\n") {
+		t.Errorf("m.map = %q, want the first writers", got)
+	}
+	if len(pProblems) != 28+293 { // 28 multiples of 11, 293 map key conflicts
+		t.Errorf("%d problems, want %d", len(pProblems), 28+293)
+	}
+}
+
+func TestRenderEachRefusesFunctionsThatChangeTheRender(t *testing.T) {
+	for _, call := range []string{
+		`backend (dict "name" "x")`, `cacheSet "k" 1`, `claimed "reg"`, `registerMap (dict "name" "n")`,
+		`renderEach "line" (list 1)`, `memo "line" "k" 1`, `file (dict "name" "f" "content" "")`,
+	} {
+		t.Run(call, func(t *testing.T) {
+			cfg := configWith(t, `{{ renderEach "bad" (list 1 2) }}`, `
+snippets:
+  bad: {template: '{{ `+call+` }}'}
+  line: {template: 'x'}
+`)
+			_, _, err := renderConfig(t, cfg)
+			if err == nil || !strings.Contains(err.Error(), "cannot be called inside renderEach") {
+				t.Errorf("error = %v, want a refusal", err)
+			}
+		})
+	}
+}
+
+func TestRenderEachReportsTheFirstFailingItem(t *testing.T) {
+	cfg := configWith(t, `{{ renderEach "item" (untilStep 0 400 1) }}`, `
+snippets:
+  item: {template: '{{ if or (eq . 10) (eq . 390) }}{{ fail (print "item " .) }}{{ end }}'}
+`)
+	_, _, err := renderConfig(t, cfg)
+	if err == nil || !strings.Contains(err.Error(), "fail: item 10") {
+		t.Errorf("error = %v, want item 10's", err)
+	}
+}
+
+func TestRenderEachMisuseIsARenderError(t *testing.T) {
+	for tmpl, want := range map[string]string{
+		`{{ renderEach "nosuch" (list 1) }}`: `no template "nosuch"`,
+		`{{ renderEach "line" 42 }}`:         "want a list",
+	} {
+		cfg := configWith(t, tmpl, "\nsnippets:\n  line: {template: x}\n")
+		if _, _, err := renderConfig(t, cfg); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error = %v, want %q", tmpl, err, want)
+		}
+	}
+}
+
+func TestClaimKeepsTheFirstValue(t *testing.T) {
+	out, _ := renderTemplate(t, `{{ claim "r" "a" 1 }}{{ claim "r" "a" 2 }}{{ claim "r" "b" 3 }}{{ toJSON (claimed "r") }} {{ toJSON (claimed "empty") }}`)
+	if diff := cmp.Diff(`{"a":1,"b":3} {}`+"\n", fileBody(t, out, "haproxy.cfg")); diff != "" {
+		t.Errorf("haproxy.cfg (-want +got):\n%s", diff)
+	}
+}
+
+// Renders share pooled template clones and the servers cache: concurrent
+// renders of one engine, renderEach included, must not interfere.
+func TestRenderEachFromOneEngineConcurrently(t *testing.T) {
+	e, err := templating.Compile(eachConfig(t, `{{ renderEach "item" (untilStep 0 300 1) }}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := templating.NewMemoryStore(e.Config().WatchedResources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make(chan string, 4)
+	for range 4 {
+		go func() {
+			out, _, err := e.Render(context.Background(), st.Snapshot(), templating.RenderOptions{})
+			if err != nil {
+				ids <- "error: " + err.Error()
+				return
+			}
+			ids <- out.Plan.ID()
+		}()
+	}
+	first := <-ids
+	for range 3 {
+		if id := <-ids; id != first {
+			t.Fatalf("concurrent renders gave %s and %s", first, id)
+		}
+	}
+}
