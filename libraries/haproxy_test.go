@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/haptic-io/haptic/internal/haproxytest"
+	"github.com/haptic-io/haptic/rendergate"
 	"github.com/haptic-io/haptic/renderplan"
 	"github.com/haptic-io/haptic/templating"
-	"github.com/haptic-io/haptic/templating/haproxycheck"
 )
 
 // TestStockOutputPassesHAProxyCheck runs haproxy -c (cwd = the rendered
@@ -24,7 +24,7 @@ func TestStockOutputPassesHAProxyCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	haproxytest.ForEachSeries(t, func(t *testing.T, series string) {
-		checker := &haproxycheck.Checker{Binary: haproxytest.Binary(t, series), TempDir: t.TempDir()}
+		checker := newChecker(t, haproxytest.Binary(t, series))
 		for _, c := range cases {
 			t.Run(c.Name(), func(t *testing.T) {
 				out, _ := renderResources(t, filepath.Join("testdata/resources", c.Name()), nil)
@@ -63,7 +63,7 @@ func TestLibraryValidationTestsPass(t *testing.T) {
 		// that every other assertion holds.
 		opts.Checker = templating.CheckerFunc(func(context.Context, *renderplan.Output) error { return nil })
 	} else {
-		opts.Checker = &haproxycheck.Checker{Binary: haproxytest.Binary(t, "3.4"), TempDir: t.TempDir()}
+		opts.Checker = newChecker(t, haproxytest.Binary(t, "3.4"))
 	}
 	report, err := templating.RunTests(context.Background(), engine, opts)
 	if err != nil {
@@ -72,4 +72,14 @@ func TestLibraryValidationTestsPass(t *testing.T) {
 	if report.Passed < 9 {
 		t.Errorf("%d tests passed, want at least 9 (did the libraries lose tests?)", report.Passed)
 	}
+}
+
+// newChecker is rendergate's haproxy -c checker for binary.
+func newChecker(t *testing.T, binary string) *rendergate.HAProxyChecker {
+	t.Helper()
+	c, err := rendergate.NewHAProxyChecker(rendergate.Config{Binary: binary})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

@@ -16,8 +16,8 @@
 // execute on internal/gotemplate, Go's text/template with allocation-free
 // fast paths for JSON-shaped data (same results; upstream's tests and a
 // differential test against text/template hold it to that). The
-// haproxy -c checker, which runs a program, lives in the sub-package
-// templating/haproxycheck.
+// haproxy -c checker, which runs a program, is rendergate's
+// [github.com/haptic-io/haptic/rendergate.HAProxyChecker].
 //
 // # Config
 //
@@ -169,7 +169,7 @@
 //
 // testdata/example.yaml is a complete config using every author-API
 // function; its validation tests pass and its output passes haproxy -c
-// on HAProxy 3.0, 3.2 and 3.4 (templating/haproxycheck tests). Its
+// on HAProxy 3.0, 3.2 and 3.4 (haproxy_integration_test.go). Its
 // templates:
 //
 //	haproxyConfig:

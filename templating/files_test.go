@@ -9,7 +9,7 @@ import (
 	"github.com/haptic-io/haptic/templating"
 )
 
-const pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+const fakePEM = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 
 func TestFileCertAndCrtListRecordFilesAndReturnPaths(t *testing.T) {
 	cfg := configWith(t, preamble+`    errorfile 503 {{ file (dict "name" "503.http" "content" "HTTP/1.0 503 x\r\n\r\n") }}
@@ -51,8 +51,8 @@ sslCertificates:
 		"general/503.http":   {renderplan.FileGeneral, true, "HTTP/1.0 503 x\r\n\r\n"},
 		"general/static.txt": {renderplan.FileGeneral, false, "x"},
 		"general/hello.txt":  {renderplan.FileGeneral, true, "hello world"},
-		"certs/a.pem":        {renderplan.FileCert, false, pem},
-		"certs/b.pem":        {renderplan.FileCert, false, pem},
+		"certs/a.pem":        {renderplan.FileCert, false, fakePEM},
+		"certs/b.pem":        {renderplan.FileCert, false, fakePEM},
 		"certs/list.txt":     {renderplan.FileCrtList, false, "certs/a.pem\n"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -13,7 +13,7 @@ import (
 )
 
 // Checker validates a rendered tree, as haproxy -c does; the haproxy_valid
-// assertion calls it. templating/haproxycheck has the real one.
+// assertion calls it. rendergate.HAProxyChecker is the real one.
 type Checker interface {
 	Check(ctx context.Context, out *renderplan.Output) error
 }

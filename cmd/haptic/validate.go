@@ -8,12 +8,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/haptic-io/haptic/rendergate"
+	"github.com/haptic-io/haptic/renderplan"
 	"github.com/haptic-io/haptic/templating"
-	"github.com/haptic-io/haptic/templating/haproxycheck"
 )
 
 // cachedHAProxy is where hack/install-haproxy.sh puts HAProxy 3.4,
@@ -46,7 +48,7 @@ func validateCommand() *cli.Command {
 				return err
 			}
 			opts := templating.TestOptions{
-				Checker:     &haproxycheck.Checker{Binary: haproxyBinary(c.String("haproxy"))},
+				Checker:     lazyHAProxyChecker(haproxyBinary(c.String("haproxy"))),
 				Tests:       c.StringSlice("test"),
 				KeepOutputs: c.Bool("dump-rendered"),
 			}
@@ -186,4 +188,22 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// lazyHAProxyChecker is rendergate's haproxy -c checker, made at the first
+// haproxy_valid assertion, so configs without one validate where no
+// HAProxy is installed.
+func lazyHAProxyChecker(binary string) templating.Checker {
+	var (
+		once    sync.Once
+		checker *rendergate.HAProxyChecker
+		err     error
+	)
+	return templating.CheckerFunc(func(ctx context.Context, out *renderplan.Output) error {
+		once.Do(func() { checker, err = rendergate.NewHAProxyChecker(rendergate.Config{Binary: binary}) })
+		if err != nil {
+			return err
+		}
+		return checker.Check(ctx, out)
+	})
 }

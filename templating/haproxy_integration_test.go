@@ -1,4 +1,4 @@
-package haproxycheck_test
+package templating_test
 
 import (
 	"context"
@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"github.com/haptic-io/haptic/internal/haproxytest"
+	"github.com/haptic-io/haptic/rendergate"
 	"github.com/haptic-io/haptic/renderplan"
 	"github.com/haptic-io/haptic/templating"
 	"github.com/haptic-io/haptic/templating/fixtures"
-	"github.com/haptic-io/haptic/templating/haproxycheck"
 )
 
 // selfSignedSecret returns a kubernetes.io/tls Secret default/tls.
@@ -57,7 +57,7 @@ func selfSignedSecret(t *testing.T) map[string]any {
 }
 
 func TestRenderedTreesPassHAProxyCheckOnEverySeries(t *testing.T) {
-	example, err := templating.LoadConfig("../testdata/example.yaml")
+	example, err := templating.LoadConfig("testdata/example.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestRenderedTreesPassHAProxyCheckOnEverySeries(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	bench, err := templating.LoadConfig("../testdata/bench.yaml")
+	bench, err := templating.LoadConfig("testdata/bench.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestRenderedTreesPassHAProxyCheckOnEverySeries(t *testing.T) {
 	}
 
 	haproxytest.ForEachSeries(t, func(t *testing.T, series string) {
-		checker := &haproxycheck.Checker{Binary: haproxytest.Binary(t, series), TempDir: t.TempDir()}
+		checker := haproxyChecker(t, series)
 		report, err := templating.RunTests(context.Background(), exampleEngine, templating.TestOptions{Checker: checker})
 		if err != nil {
 			t.Fatalf("example validation tests: %v", err)
@@ -115,21 +115,6 @@ func TestRenderedTreesPassHAProxyCheckOnEverySeries(t *testing.T) {
 	})
 }
 
-func TestCheckerReportsHAProxysRefusal(t *testing.T) {
-	haproxytest.ForEachSeries(t, func(t *testing.T, series string) {
-		checker := &haproxycheck.Checker{Binary: haproxytest.Binary(t, series), TempDir: t.TempDir()}
-		out, err := renderplan.NewPlan([]renderplan.Piece{{Kind: renderplan.SectionCore, Text: "frontend fe\n    bind 127.0.0.1:1\n    use_backend %[req.hdr(host),map(maps/missing.map)]\n"}}, nil, nil, nil, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = checker.Check(context.Background(), out)
-		var ce *haproxycheck.CheckError
-		if !errors.As(err, &ce) || !strings.Contains(ce.Output, "missing.map") {
-			t.Fatalf("error %v is not a CheckError naming the missing map", err)
-		}
-	})
-}
-
 // haproxyQuote's output parses back to the original string in real
 // HAProxy: ".notice" prints the word as HAProxy read it.
 func TestHAProxyQuoteRoundTripsThroughHAProxy(t *testing.T) {
@@ -139,11 +124,11 @@ global
     log stdout format raw local0
 `, hostile)
 	haproxytest.ForEachSeries(t, func(t *testing.T, series string) {
-		checker := &haproxycheck.Checker{Binary: haproxytest.Binary(t, series), TempDir: t.TempDir()}
+		checker := haproxyChecker(t, series)
 		err := checker.Check(context.Background(), cfg)
 		// No listener: haproxy -c exits 2 after parsing; the notice is in
 		// the output either way.
-		var ce *haproxycheck.CheckError
+		var ce *rendergate.CheckError
 		if err != nil && !errors.As(err, &ce) {
 			t.Fatal(err)
 		}
@@ -173,4 +158,14 @@ func mustStore(t *testing.T) *templating.MemoryStore {
 		t.Fatal(err)
 	}
 	return st
+}
+
+// haproxyChecker is rendergate's haproxy -c checker on the given series.
+func haproxyChecker(t *testing.T, series string) *rendergate.HAProxyChecker {
+	t.Helper()
+	c, err := rendergate.NewHAProxyChecker(rendergate.Config{Binary: haproxytest.Binary(t, series)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
