@@ -2,6 +2,7 @@ package renderplan
 
 import (
 	"fmt"
+	"net/netip"
 	"path"
 	"strings"
 	"unicode/utf8"
@@ -92,6 +93,22 @@ func tokenProblem(s string) string {
 	}
 	if !utf8.ValidString(s) {
 		return "is not valid UTF-8"
+	}
+	return ""
+}
+
+// addressProblem checks a server address: an IP address without a zone,
+// in the canonical form [netip.Addr.String] gives.
+func addressProblem(s string) string {
+	a, err := netip.ParseAddr(s)
+	var buf [64]byte
+	switch {
+	case err != nil:
+		return "is not an IP address"
+	case a.Zone() != "":
+		return "has a zone"
+	case string(a.AppendTo(buf[:0])) != s:
+		return fmt.Sprintf("is not in canonical form %q", a.String())
 	}
 	return ""
 }

@@ -109,8 +109,8 @@ func (r *renderState) backend(d map[string]any, more ...map[string]any) (string,
 		r.addProblem(object, ReasonBackendInvalid, fmt.Sprintf("backend %q: ", name)+fmt.Sprintf(format, args...))
 		return "", nil
 	}
-	if p := nameProblem(name); p != "" {
-		return bad("name %s", p)
+	if err := renderplan.CheckName(name); err != nil {
+		return bad("name %v", err)
 	}
 	if strings.HasPrefix(name, renderplan.ProfileNamePrefix) {
 		return bad("name starts with %q, which is reserved for profiles", renderplan.ProfileNamePrefix)
@@ -120,8 +120,8 @@ func (r *renderState) backend(d map[string]any, more ...map[string]any) (string,
 	}
 	if guid == "" {
 		guid = deriveGUID(name)
-	} else if p := nameProblem(guid); p != "" {
-		return bad("guid %s", p)
+	} else if err := renderplan.CheckName(guid); err != nil {
+		return bad("guid %v", err)
 	} else if len(guid) > renderplan.MaxGUIDLen {
 		return bad("guid longer than %d bytes", renderplan.MaxGUIDLen)
 	}
@@ -137,8 +137,8 @@ func (r *renderState) backend(d map[string]any, more ...map[string]any) (string,
 		return bad("%s", prof.problem)
 	}
 	for _, l := range body {
-		if p := lineProblem(l); p != "" {
-			return bad("body line %q %s", l, p)
+		if err := renderplan.CheckLine(l); err != nil {
+			return bad("body line %q %v", l, err)
 		}
 	}
 
@@ -191,7 +191,7 @@ func (r *renderState) checkServers(object, backend string, servers []renderplan.
 // lines once.
 func (r *renderState) profileFor(mode, balance string, timeouts map[string]any, options []string, defaultServer string, extra []string) (profileResult, error) {
 	// The cache key is every input, NUL-separated (inputs with a NUL
-	// fail lineProblem, and are then not cached as good).
+	// fail renderplan.CheckLine, and are then not cached as good).
 	buf := r.keyBuf[:0]
 	buf = append(buf, mode...)
 	buf = append(buf, 0)
@@ -255,11 +255,11 @@ func buildProfile(mode, balance string, tkeys []string, timeouts map[string]any,
 		if !ok {
 			return profileResult{}, fmt.Errorf("backend: timeouts: %s must be a string, not %T", k, timeouts[k])
 		}
-		if p := tokenProblem(k); p != "" {
-			return profileResult{problem: fmt.Sprintf("timeout name %q %s", k, p)}, nil
+		if err := renderplan.CheckToken(k); err != nil {
+			return profileResult{problem: fmt.Sprintf("timeout name %q %v", k, err)}, nil
 		}
-		if p := tokenProblem(v); p != "" {
-			return profileResult{problem: fmt.Sprintf("timeout %s value %q %s", k, v, p)}, nil
+		if err := renderplan.CheckToken(v); err != nil {
+			return profileResult{problem: fmt.Sprintf("timeout %s value %q %v", k, v, err)}, nil
 		}
 		lines = append(lines, "timeout "+k+" "+v)
 	}
@@ -271,8 +271,8 @@ func buildProfile(mode, balance string, tkeys []string, timeouts map[string]any,
 	}
 	lines = append(lines, extra...)
 	for _, l := range lines {
-		if p := lineProblem(l); p != "" {
-			return profileResult{problem: fmt.Sprintf("profile line %q %s", l, p)}, nil
+		if err := renderplan.CheckLine(l); err != nil {
+			return profileResult{problem: fmt.Sprintf("profile line %q %v", l, err)}, nil
 		}
 	}
 	return profileResult{name: renderplan.ProfileName(mode, lines), lines: lines}, nil
@@ -360,11 +360,11 @@ func parseServer(d map[string]any) (renderplan.Server, error) {
 }
 
 func serverProblem(s renderplan.Server) string {
-	if p := nameProblem(s.Name); p != "" {
-		return "name " + p
+	if err := renderplan.CheckName(s.Name); err != nil {
+		return "name " + err.Error()
 	}
-	if p := addressProblem(s.Address); p != "" {
-		return fmt.Sprintf("address %q %s", s.Address, p)
+	if err := renderplan.CheckAddress(s.Address); err != nil {
+		return fmt.Sprintf("address %q %v", s.Address, err)
 	}
 	if s.Port < 1 || s.Port > 65535 {
 		return fmt.Sprintf("port %d out of range 1-65535", s.Port)
@@ -373,8 +373,8 @@ func serverProblem(s renderplan.Server) string {
 		return fmt.Sprintf("weight %d out of range 0-%d", s.Weight, renderplan.MaxWeight)
 	}
 	for _, k := range s.Keywords {
-		if p := tokenProblem(k); p != "" {
-			return fmt.Sprintf("keyword %q %s", k, p)
+		if err := renderplan.CheckToken(k); err != nil {
+			return fmt.Sprintf("keyword %q %v", k, err)
 		}
 		switch k {
 		case "weight", "disabled", "check":

@@ -313,7 +313,8 @@ func checkFileName(name string) error {
 		return errors.New("file name is absolute")
 	}
 	for i := 0; i < len(name); i++ {
-		if c := name[i]; isControl(c) || isSpace(c) || c == '\\' {
+		// Bytes up to ' ' are the space and the control characters.
+		if c := name[i]; c <= ' ' || c == 0x7f || c == '\\' {
 			return errors.New("file name contains whitespace, a control character or a backslash")
 		}
 	}

@@ -223,7 +223,7 @@ func haproxyQuote(s string) (string, error) {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
-		case isControl(c):
+		case c < ' ' || c == 0x7f:
 			return "", fmt.Errorf("haproxyQuote: %q contains a control character", s)
 		case c == '\\' || c == '"' || c == '$':
 			b.WriteByte('\\')

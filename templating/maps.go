@@ -79,12 +79,12 @@ func (r *renderState) mapEntryArgs(name string, key, value any, object []string)
 }
 
 func (r *renderState) addEntry(m *mapState, k, v, obj string) {
-	if p := mapKeyProblem(k); p != "" {
-		r.addProblem(obj, ReasonMapEntryInvalid, fmt.Sprintf("map %s: key %q %s", m.name, k, p))
+	if err := renderplan.CheckMapKey(k); err != nil {
+		r.addProblem(obj, ReasonMapEntryInvalid, fmt.Sprintf("map %s: key %q %v", m.name, k, err))
 		return
 	}
-	if p := mapValueProblem(v); p != "" {
-		r.addProblem(obj, ReasonMapEntryInvalid, fmt.Sprintf("map %s: key %q: value %q %s", m.name, k, v, p))
+	if err := renderplan.CheckMapValue(v); err != nil {
+		r.addProblem(obj, ReasonMapEntryInvalid, fmt.Sprintf("map %s: key %q: value %q %v", m.name, k, v, err))
 		return
 	}
 	if i, dup := m.byKey[k]; dup {
