@@ -249,7 +249,18 @@ func (c *HAProxyChecker) Check(ctx context.Context, out *renderplan.Output) erro
 	var output cappedBuffer
 	output.max = c.maxOutput
 	cmd := c.command(runCtx, dir, c.isolated, &output, "-c", "-dr", "-f", renderplan.ConfigPath)
-	err = cmd.Run()
+	err = cmd.Start()
+	if err == nil {
+		// The check shares the cores with the data path (the agent's
+		// applies, HAProxy itself): it runs at a lower CPU priority so
+		// that it delays them as little as possible. It runs at the
+		// default priority for the moment between exec and this call;
+		// processes it starts inherit the new one.
+		if perr := lowerPriority(cmd.Process.Pid); perr != nil {
+			c.log.Warn("rendergate: cannot lower the CPU priority of haproxy -c", "plan_id", id, "error", perr.Error())
+		}
+		err = cmd.Wait()
+	}
 	text := output.String()
 	c.log.Debug("rendergate: haproxy -c", "plan_id", id, "duration", time.Since(start), "error", errString(err))
 

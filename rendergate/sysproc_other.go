@@ -30,3 +30,12 @@ func killProcessGroup(pid int) error {
 	}
 	return err
 }
+
+// checkNice is the nice value a check runs at: below the data path,
+// which runs at the default 0.
+const checkNice = 10
+
+// lowerPriority sets the nice value of process pid to checkNice.
+func lowerPriority(pid int) error {
+	return syscall.Setpriority(syscall.PRIO_PROCESS, pid, checkNice)
+}

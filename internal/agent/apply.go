@@ -130,27 +130,49 @@ func (a *Agent) apply(ctx context.Context, req *agentapi.ApplyRequest, mode agen
 	if err != nil {
 		return err
 	}
+	// Durable points (each a flush of a syncSet; see syncset.go for why
+	// batching them is cheap):
+	//  1. before the first rename into the tree: the journal (recovery
+	//     must know a swap may be under way), the hard links of the old
+	//     files (a rollback puts them back) and the staged bodies' data
+	//     (the commit names them and never rewrites them);
+	//  2. before the commit point: the tree directories the swap renamed
+	//     into (a committed apply is only rolled forward) and the temp
+	//     state file's data;
+	//  3. the commit point: the rename of state.json and its directory.
+	// Nothing else is synced: a crash before 1 completes leaves the tree
+	// untouched, one between 1 and 3 rolls back from the journal, one
+	// after 3 rolls forward (cleanup only).
 	var tx *txn
+	var treeDirs syncSet // point 2, flushed with the state
 	if len(entries) > 0 {
 		tx = a.newTxn()
-		if err := tx.stage(p.bodies, entries); err != nil {
-			_ = tx.cleanup()
-			return nackf(agentapi.StageFiles, -1, "%v", err)
+		var staged syncSet // point 1
+		fail := func(format string, err error) error {
+			staged.discard()
+			if rerr := a.state.Remove(journalFile); rerr == nil || isNotExist(rerr) {
+				_ = tx.cleanup()
+			}
+			return nackf(agentapi.StageFiles, -1, format, err)
+		}
+		if err := tx.stage(&staged, p.bodies, entries); err != nil {
+			return fail("%v", err)
 		}
 		a.crash(stepStaged)
-		if err := tx.backup(entries); err != nil {
-			_ = tx.cleanup()
-			return nackf(agentapi.StageFiles, -1, "%v", err)
+		if err := tx.backup(&staged, entries); err != nil {
+			return fail("%v", err)
 		}
 		j := journal{Txn: tx.id, PlanID: p.planID, PrevPlanID: a.appliedPlan(), Entries: entries}
-		if err := writeJSONAtomic(a.state, journalFile, j); err != nil {
-			_ = tx.cleanup()
-			return nackf(agentapi.StageFiles, -1, "write journal: %v", err)
+		if err := writeJournal(&staged, a.state, j); err != nil {
+			return fail("%v", err)
+		}
+		if err := staged.flush(); err != nil {
+			return fail("sync the staged files and the journal: %v", err)
 		}
 		a.crash(stepJournaled)
 		res.Timings[agentapi.StageFiles] = time.Since(t)
 		t = time.Now()
-		if err := tx.swap(entries, a.crash); err != nil {
+		if err := tx.swap(&treeDirs, entries, a.crash); err != nil {
 			a.restore(ctx, tx, entries, false, res)
 			return nackf(agentapi.StageSwap, -1, "%v", err)
 		}
@@ -223,7 +245,7 @@ func (a *Agent) apply(ctx context.Context, req *agentapi.ApplyRequest, mode agen
 	// last-known-good: a set that reached it through runtime ops was never
 	// parsed, and revert_lkg must lead back to one that was.
 	verified := res.Reload.Performed && res.Reload.OK && !next.ReloadPending
-	if _, err := a.commitStateLocked(next, verified, txID); err != nil {
+	if _, err := a.commitStateLocked(next, verified, txID, &treeDirs); err != nil {
 		if tx != nil {
 			a.restore(ctx, tx, entries, live || res.Reload.Performed, res)
 		}
@@ -235,6 +257,10 @@ func (a *Agent) apply(ctx context.Context, req *agentapi.ApplyRequest, mode agen
 	a.baselineUnknown = false
 	a.mu.Unlock()
 	if tx != nil {
+		// Neither is synced: a journal that survives a crash names the
+		// committed transaction (roll forward: cleanup only), and the
+		// next commit's directory sync makes the removal durable before
+		// state.json can name another transaction.
 		_ = a.state.Remove(journalFile)
 		_ = tx.cleanup()
 	}
@@ -395,7 +421,7 @@ func (a *Agent) newTxn() *txn {
 	a.seq++
 	id := fmt.Sprintf("%d-%d", a.cfg.Now().UnixNano(), a.seq)
 	a.mu.Unlock()
-	return &txn{id: id, base: a.base, dir: txnDirName + "/" + id}
+	return &txn{id: id, base: a.base}
 }
 
 func (a *Agent) appliedPlan() string {

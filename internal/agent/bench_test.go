@@ -28,6 +28,28 @@ func reportPercentiles(b *testing.B, d []time.Duration) {
 	b.ReportMetric(pct(0.99), "p99_ms")
 }
 
+// stageTimes collects the agent's own per-stage timings of each apply.
+type stageTimes map[agentapi.Stage][]time.Duration
+
+func (s stageTimes) add(r *agentapi.ApplyResult) {
+	if r == nil {
+		return
+	}
+	for st, d := range r.Timings {
+		s[st] = append(s[st], d)
+	}
+	s["total"] = append(s["total"], r.Took)
+}
+
+// report reports the p50 of each stage in milliseconds as
+// "<stage>_p50_ms" (total is the agent's whole Apply).
+func (s stageTimes) report(b *testing.B) {
+	for st, d := range s {
+		slices.Sort(d)
+		b.ReportMetric(float64(d[len(d)/2])/float64(time.Millisecond), string(st)+"_p50_ms")
+	}
+}
+
 // BenchmarkRuntimeApplyOverHTTP measures a server change and a map change
 // end to end: agentapi.Client → agentapi.NewHandler → Agent → HAProxy 3.4.
 // Target (DESIGN §8): ≤ 5 ms p50.
@@ -61,6 +83,7 @@ func BenchmarkRuntimeApplyOverHTTP(b *testing.B) {
 				b.Fatalf("verdict %s", d.Verdict)
 			}
 			var took []time.Duration
+			stages := stageTimes{}
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				req := there
@@ -72,6 +95,7 @@ func BenchmarkRuntimeApplyOverHTTP(b *testing.B) {
 				start := time.Now()
 				res, err := c.Apply(context.Background(), req)
 				took = append(took, time.Since(start))
+				stages.add(res)
 				if err != nil || res.Reload.Performed {
 					b.Fatalf("apply %d: %v (reload %v)", i, err, res != nil && res.Reload.Performed)
 				}
@@ -85,6 +109,7 @@ func BenchmarkRuntimeApplyOverHTTP(b *testing.B) {
 				}
 			}
 			reportPercentiles(b, took)
+			stages.report(b)
 		})
 	}
 }
@@ -105,6 +130,7 @@ func BenchmarkRouteAddToFirst200(b *testing.B) {
 	}
 	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil}}
 	var took []time.Duration
+	stages := stageTimes{}
 	bad := 0
 	b.ResetTimer()
 	for i := 1; i <= b.N; i++ {
@@ -118,9 +144,11 @@ func BenchmarkRouteAddToFirst200(b *testing.B) {
 		}
 		b.StartTimer()
 		start := time.Now()
-		if _, err := c.Apply(context.Background(), req); err != nil {
+		res, err := c.Apply(context.Background(), req)
+		if err != nil {
 			b.Fatal(err)
 		}
+		stages.add(res)
 		for n := 0; ; n++ {
 			r, _ := http.NewRequest(http.MethodGet, s.url(), nil)
 			r.Host = host
@@ -143,6 +171,7 @@ func BenchmarkRouteAddToFirst200(b *testing.B) {
 	}
 	b.StopTimer()
 	reportPercentiles(b, took)
+	stages.report(b)
 	b.ReportMetric(float64(bad), "non200_404")
 }
 
@@ -170,6 +199,7 @@ func BenchmarkReloadPath(b *testing.B) {
 			}
 			mustApply(b, a, fullRequest(outs[0], 1))
 			var took []time.Duration
+			stages := stageTimes{}
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
@@ -178,12 +208,14 @@ func BenchmarkReloadPath(b *testing.B) {
 				start := time.Now()
 				res := mustApply(b, a, req)
 				took = append(took, time.Since(start))
+				stages.add(res)
 				if !res.Reload.Performed {
 					b.Fatal("no reload")
 				}
 			}
 			b.StopTimer()
 			reportPercentiles(b, took)
+			stages.report(b)
 			b.ReportMetric(refs[n], "ref_ms")
 		})
 	}

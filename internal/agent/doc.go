@@ -12,14 +12,15 @@
 //
 // [Agent.Apply] runs one transaction at a time: fence (expected previous
 // plan, fencing token not older than the newest accepted) → stage the
-// changed bodies under BaseDir/.haptic-txn (same filesystem, fsynced) →
-// hard-link the old files aside and write the journal (fsynced) → swap by
-// renames, haproxy.cfg last → run the ops on the worker socket, stopping
-// at the first failure → reload through the master socket when the mode
+// changed bodies under BaseDir/.haptic-txn (same filesystem), hard-link
+// the old files aside and write the journal, then make all of it durable
+// in one pass → swap by renames, haproxy.cfg last → run the ops on the
+// worker socket, stopping at the first failure → reload through the master socket when the mode
 // or verdict asks, or as the fallback after a refused op (the files are
 // already the new set, so the reload makes it live; a fallback reload is
 // not paced) → verify (Success=1, no failed reload counted, a new serving
-// PID in "show proc") → commit: state.json (fsynced, the commit point)
+// PID in "show proc") → commit: the tree directories the swap renamed
+// into are synced with the new state, then state.json (the commit point)
 // naming the plan and its manifest and, when this apply reloaded and
 // verified, a new last-known-good set (hard links in StateDir): only a set
 // HAProxy parsed is last-known-good, so revert_lkg never lands on a set

@@ -48,15 +48,30 @@ func readJSON(root *os.Root, name string, v any) (bool, error) {
 	return true, nil
 }
 
-// writeJSONAtomic encodes v into name under root durably: a temp file
-// fsynced, renamed over name, then the directory fsynced.
-func writeJSONAtomic(root *os.Root, name string, v any) error {
+// writeJSONAtomic encodes v into name under root durably: it writes a
+// temp file, makes it durable together with everything in pre (nil: no
+// more) in one pass, renames it over name and fsyncs the directory. The
+// two syncs are both needed: the temp file's data must be durable before
+// the rename can be (else a crash could leave name empty or torn), and the
+// rename is the point the write becomes visible after a crash. Whatever
+// pre holds is durable before name changes, so a caller uses pre for what
+// the new content of name relies on (the tree a committed state names).
+// The directory fsync also makes every earlier removal in root durable
+// (such as the previous apply's journal).
+func writeJSONAtomic(root *os.Root, name string, v any, pre *syncSet) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
+	if pre == nil {
+		pre = &syncSet{}
+	}
 	tmp := name + ".tmp"
-	if err := writeFileSync(root, tmp, b); err != nil {
+	if err := pre.writeFile(root, tmp, b); err != nil {
+		pre.discard()
+		return fmt.Errorf("write %s: %w", tmp, err)
+	}
+	if err := pre.flush(); err != nil {
 		return fmt.Errorf("write %s: %w", tmp, err)
 	}
 	if err := root.Rename(tmp, name); err != nil {
@@ -71,9 +86,15 @@ func writeJSONAtomic(root *os.Root, name string, v any) error {
 // commitStateLocked makes next durable: when lkg is set and next's
 // applied set is not already the last-known-good one, it first links the
 // tree into a new set and names it in next; then it writes state.json
-// (the commit point) and prunes the sets next no longer names. applyMu
-// must be held.
-func (a *Agent) commitStateLocked(next durableState, lkg bool, id string) (durableState, error) {
+// (the commit point) and prunes the sets next no longer names. pre (nil:
+// none) holds what must be durable before the commit point: the tree
+// directories the apply's swap renamed into, since a committed state is
+// only rolled forward, never redone. The new set's directories join it.
+// applyMu must be held.
+func (a *Agent) commitStateLocked(next durableState, lkg bool, id string, pre *syncSet) (durableState, error) {
+	if pre == nil {
+		pre = &syncSet{}
+	}
 	old := next.LKGDir
 	current := next.LKGDir != "" && next.LKGPlanID == next.AppliedPlanID && next.LKGFiles.equal(next.Manifest)
 	if lkg && !current {
@@ -83,14 +104,14 @@ func (a *Agent) commitStateLocked(next durableState, lkg bool, id string) (durab
 			id = fmt.Sprintf("%d-%d", a.cfg.Now().UnixNano(), a.seq)
 			a.mu.Unlock()
 		}
-		dir, err := a.linkLKG(id, next.Manifest)
+		dir, err := a.linkLKG(id, next.Manifest, pre)
 		if err != nil {
 			a.log.Error("save last-known-good set; keeping the previous one", "plan_id", next.AppliedPlanID, "err", err)
 		} else {
 			next.LKGDir, next.LKGPlanID, next.LKGFiles, next.LKGAt = dir, next.AppliedPlanID, next.Manifest, a.cfg.Now()
 		}
 	}
-	if err := writeJSONAtomic(a.state, stateFile, next); err != nil {
+	if err := writeJSONAtomic(a.state, stateFile, next, pre); err != nil {
 		if next.LKGDir != old {
 			_ = a.state.RemoveAll(next.LKGDir)
 		}

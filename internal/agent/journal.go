@@ -1,19 +1,22 @@
 package agent
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/haptic-io/haptic/renderplan"
 )
 
 // journal is the durable record of a file swap in progress. It is
-// written (fsynced) after the new bodies are staged and the old files are
-// hard-linked aside, and before the first rename into the tree; it is
+// written, and made durable in one pass with the staged bodies and the
+// hard links of the old files, before the first rename into the tree; it is
 // removed once the apply is committed or rolled back. A journal found at
 // start means the agent died in between: [Agent.recover] rolls the tree
 // back to the old files (or forward, when the state already names the
@@ -36,73 +39,101 @@ type journalEntry struct {
 
 const journalFile = "journal.json"
 
-// txn is one file transaction inside BaseDir/.haptic-txn/<id>.
+// txn is one file transaction. Its files lie flat in BaseDir/.haptic-txn,
+// named after the transaction and the index of their entry in the
+// journal: <id>.n<i> is the staged new body of entry i, <id>.o<i> the
+// backup of its old file. Flat names cost no directory creation per
+// apply and leave one directory to sync for the backups.
 type txn struct {
 	id   string
 	base *os.Root // BaseDir
-	dir  string   // relative to base: .haptic-txn/<id>
 }
 
-func (t *txn) newPath(p string) string { return path.Join(t.dir, "new", p) }
-func (t *txn) oldPath(p string) string { return path.Join(t.dir, "old", p) }
+func (t *txn) name(kind string, i int) string {
+	return txnDirName + "/" + t.id + "." + kind + strconv.Itoa(i)
+}
+func (t *txn) newPath(i int) string { return t.name("n", i) }
+func (t *txn) oldPath(i int) string { return t.name("o", i) }
 
-// stage writes every new body under new/ and fsyncs it. The staging
-// directories are not fsynced: the names that matter are the ones the
-// swap renames into the tree, whose directories it fsyncs.
-func (t *txn) stage(bodies map[string][]byte, entries []journalEntry) error {
-	for _, e := range entries {
+// stage writes every new body into sync; the caller flushes
+// it with the backups and the journal before the swap. The staged
+// files' data must be durable before the state can name them (a committed
+// tree is never rewritten), and flushing it before the swap costs nothing
+// extra. The staging directories themselves are not synced: the names
+// that matter are the ones the swap renames into the tree.
+func (t *txn) stage(sync *syncSet, bodies map[string][]byte, entries []journalEntry) error {
+	for i, e := range entries {
 		if !e.New {
 			continue
 		}
-		if err := writeFileSync(t.base, t.newPath(e.Path), bodies[e.Path]); err != nil {
+		if err := sync.writeFile(t.base, t.newPath(i), bodies[e.Path]); err != nil {
 			return fmt.Errorf("stage %s: %w", e.Path, err)
 		}
 	}
 	return nil
 }
 
-// backup hard-links each old file the swap replaces or deletes under
-// old/. The links keep the old inodes alive after the renames.
-func (t *txn) backup(entries []journalEntry) error {
-	dirs := map[string]bool{}
-	for _, e := range entries {
+// backup hard-links each old file the swap replaces or deletes into the
+// transaction directory and adds it (and BaseDir, which may just have
+// got it) to sync. The links keep the old inodes alive after
+// the renames; they must be durable before the first rename, since a
+// rollback after a crash puts them back.
+func (t *txn) backup(sync *syncSet, entries []journalEntry) error {
+	if err := sync.mkdirAll(t.base, txnDirName); err != nil {
+		return fmt.Errorf("back up: %w", err)
+	}
+	for i, e := range entries {
 		if !e.Old {
 			continue
 		}
-		p := t.oldPath(e.Path)
-		if err := t.base.MkdirAll(path.Dir(p), 0o755); err != nil {
+		if err := t.base.Link(e.Path, t.oldPath(i)); err != nil {
 			return fmt.Errorf("back up %s: %w", e.Path, err)
 		}
-		if err := t.base.Link(e.Path, p); err != nil {
-			return fmt.Errorf("back up %s: %w", e.Path, err)
-		}
-		dirs[path.Dir(p)] = true
 	}
-	return syncDirs(t.base, dirs)
+	return nil
+}
+
+// writeJournal writes j to journalFile under root into sync. It is
+// written in place, not through a temp file and a rename: a journal is
+// only acted on after sync's flush returned (the swap starts after it),
+// so a journal that a crash left empty or torn belongs to an apply that
+// never touched the tree, and recovery discards it (see [Agent.recover]).
+func writeJournal(sync *syncSet, root *os.Root, j journal) error {
+	b, err := json.Marshal(j)
+	if err != nil {
+		return err
+	}
+	if err := sync.writeFile(root, journalFile, b); err != nil {
+		return fmt.Errorf("write journal: %w", err)
+	}
+	sync.dir(root, ".")
+	return nil
 }
 
 // swap moves the staged files into the tree and deletes the removed
-// ones, haproxy.cfg last, then fsyncs the touched directories. step is
-// called before each rename (a crash hook in tests).
-func (t *txn) swap(entries []journalEntry, step func(string)) error {
-	dirs := map[string]bool{}
-	for _, e := range swapOrder(entries) {
+// ones, in the order of entries (swapOrder: haproxy.cfg last), and adds the touched directories (with any
+// created, up to BaseDir) to treeDirs. It does not sync them: until the
+// commit point a crash rolls the tree back from the journal whichever
+// renames survived, so they need to be durable only before the commit,
+// which syncs treeDirs with the state. step is called before each rename
+// (a crash hook in tests).
+func (t *txn) swap(treeDirs *syncSet, entries []journalEntry, step func(string)) error {
+	for i, e := range entries {
 		step("swap:" + e.Path)
+		dir := path.Dir(e.Path)
 		if e.New {
-			if dir := path.Dir(e.Path); dir != "." {
-				if err := t.base.MkdirAll(dir, 0o755); err != nil {
-					return fmt.Errorf("swap %s: %w", e.Path, err)
-				}
+			if err := treeDirs.mkdirAll(t.base, dir); err != nil {
+				return fmt.Errorf("swap %s: %w", e.Path, err)
 			}
-			if err := t.base.Rename(t.newPath(e.Path), e.Path); err != nil {
+			if err := t.base.Rename(t.newPath(i), e.Path); err != nil {
 				return fmt.Errorf("swap %s: %w", e.Path, err)
 			}
 		} else if err := t.base.Remove(e.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("remove %s: %w", e.Path, err)
 		}
-		dirs[path.Dir(e.Path)] = true
+		treeDirs.dir(t.base, dir)
 	}
-	return syncDirs(t.base, dirs)
+	return nil
 }
 
 // rollback puts every old file back and deletes every file the swap
@@ -111,9 +142,9 @@ func (t *txn) swap(entries []journalEntry, step func(string)) error {
 func (t *txn) rollback(entries []journalEntry) error {
 	var errs []error
 	dirs := map[string]bool{}
-	for _, e := range entries {
+	tmp := t.name("r", 0)
+	for i, e := range entries {
 		if e.Old {
-			tmp := path.Join(t.dir, "restore.tmp")
 			_ = t.base.Remove(tmp)
 			if dir := path.Dir(e.Path); dir != "." {
 				if err := t.base.MkdirAll(dir, 0o755); err != nil {
@@ -121,7 +152,7 @@ func (t *txn) rollback(entries []journalEntry) error {
 					continue
 				}
 			}
-			if err := t.base.Link(t.oldPath(e.Path), tmp); err != nil {
+			if err := t.base.Link(t.oldPath(i), tmp); err != nil {
 				errs = append(errs, fmt.Errorf("restore %s: %w", e.Path, err))
 				continue
 			}
@@ -141,8 +172,25 @@ func (t *txn) rollback(entries []journalEntry) error {
 	return errors.Join(errs...)
 }
 
-// cleanup removes the transaction directory.
-func (t *txn) cleanup() error { return t.base.RemoveAll(t.dir) }
+// cleanup removes the transaction's files.
+func (t *txn) cleanup() error {
+	des, err := fs.ReadDir(t.base.FS(), txnDirName)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, de := range des {
+		if strings.HasPrefix(de.Name(), t.id+".") {
+			if err := t.base.Remove(txnDirName + "/" + de.Name()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
 
 // swapOrder returns entries with haproxy.cfg last, the rest by path.
 func swapOrder(entries []journalEntry) []journalEntry {

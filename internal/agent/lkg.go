@@ -22,8 +22,10 @@ import (
 // back is refused, never restored.
 
 // linkLKG hard-links every file of files from the tree into a new set
-// lkg-<id> and fsyncs its directories; it returns the set's name.
-func (a *Agent) linkLKG(id string, files manifest) (string, error) {
+// lkg-<id> and, on success, adds its directories to sync (the links must
+// be durable before the state that names the set); it returns the set's
+// name.
+func (a *Agent) linkLKG(id string, files manifest, sync *syncSet) (string, error) {
 	dir := "lkg-" + id
 	if err := a.state.RemoveAll(dir); err != nil {
 		return "", err
@@ -49,9 +51,8 @@ func (a *Agent) linkLKG(id string, files manifest) (string, error) {
 		}
 		dirs[path.Dir(dst)] = true
 	}
-	dirs["."] = true
-	if err := syncDirs(a.state, dirs); err != nil {
-		return "", err
+	for d := range dirs {
+		sync.dirWithParents(a.state, d)
 	}
 	return dir, nil
 }

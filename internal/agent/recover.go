@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -22,11 +23,24 @@ func (a *Agent) recover() error {
 	}
 	var j journal
 	found, err := readJSON(a.state, journalFile, &j)
+	var syntax *json.SyntaxError
+	if errors.As(err, &syntax) {
+		// The journal is written in place and acted on only once it is
+		// durable (the swap starts after its sync): one that does not
+		// decode was cut short by a crash before any rename into the
+		// tree. Its staging is discarded below; the drift check at the
+		// end still compares the tree with the committed manifest.
+		a.log.Warn("recovery: discarding a journal a crash cut short before the swap", "err", err)
+		if err := a.state.Remove(journalFile); err != nil {
+			return err
+		}
+		found, err = false, nil
+	}
 	if err != nil {
 		return err
 	}
 	if found {
-		tx := &txn{id: j.Txn, base: a.base, dir: txnDirName + "/" + j.Txn}
+		tx := &txn{id: j.Txn, base: a.base}
 		if j.Txn != "" && j.Txn == a.durable.Txn {
 			a.log.Info("recovery: the interrupted apply was committed; finishing it", "plan_id", j.PlanID)
 		} else {

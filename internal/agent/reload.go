@@ -143,7 +143,7 @@ func (a *Agent) runDueReload(ctx context.Context) time.Duration {
 	} else {
 		a.log.Info("scheduled reload done", "plan_id", next.AppliedPlanID, "took", info.Took)
 		next.ReloadPending = false
-		if _, werr := a.commitStateLocked(next, !drifted, ""); werr != nil {
+		if _, werr := a.commitStateLocked(next, !drifted, "", nil); werr != nil {
 			a.log.Error("write state after the scheduled reload", "err", werr)
 		}
 	}

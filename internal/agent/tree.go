@@ -183,32 +183,13 @@ func hashOne(root *os.Root, p string, m manifest, cache map[string]stamp, seen m
 	return nil
 }
 
-// writeFileSync writes b to p under root (creating parent directories),
-// fsyncs it, and returns. The file is created with mode 0644 (0600 for
-// certificates, which carry private keys).
-func writeFileSync(root *os.Root, p string, b []byte) error {
-	if dir := path.Dir(p); dir != "." {
-		if err := root.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-	}
-	mode := os.FileMode(0o644)
+// fileMode is the mode a tree or state file is created with: 0644, 0600
+// for certificates, which carry private keys.
+func fileMode(p string) os.FileMode {
 	if strings.HasPrefix(p, "certs/") || strings.Contains(p, "/certs/") {
-		mode = 0o600
+		return 0o600
 	}
-	f, err := root.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		_ = f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		_ = f.Close()
-		return err
-	}
-	return f.Close()
+	return 0o644
 }
 
 // syncDir fsyncs directory p under root so that renames and creations in
