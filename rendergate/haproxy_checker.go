@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -41,7 +42,8 @@ type Config struct {
 	// is counted and dropped. Zero means [DefaultMaxOutput].
 	MaxOutput int
 	// RunAs is the user haproxy runs as. Nil means uid and gid [NobodyID]
-	// when the controller runs as root, and the controller's own user
+	// when the controller runs as root (or root itself, with a warning,
+	// when nobody may not execute Binary), and the controller's own user
 	// otherwise. Setting another user needs root.
 	RunAs *User
 	// Log receives a warning when network isolation is not available and a
@@ -109,8 +111,9 @@ func NewHAProxyChecker(cfg Config) (*HAProxyChecker, error) {
 		return nil, fmt.Errorf("rendergate: Config.ScratchDir %s is not a directory", cfg.ScratchDir)
 	}
 	euid := os.Geteuid()
+	defaultUser := cfg.RunAs == nil && euid == 0
 	switch {
-	case cfg.RunAs == nil && euid == 0:
+	case defaultUser:
 		cfg.RunAs = &User{UID: NobodyID, GID: NobodyID}
 	case cfg.RunAs != nil && euid != 0 && (int(cfg.RunAs.UID) != euid || int(cfg.RunAs.GID) != os.Getegid()):
 		return nil, fmt.Errorf("rendergate: Config.RunAs %d:%d needs root (running as uid %d)", cfg.RunAs.UID, cfg.RunAs.GID, euid)
@@ -126,7 +129,16 @@ func NewHAProxyChecker(cfg Config) (*HAProxyChecker, error) {
 		runAs:     cfg.RunAs,
 		log:       cfg.Log,
 	}
-	if err := c.probe(); err != nil {
+	err = c.probe()
+	if err != nil && defaultUser && errors.Is(err, fs.ErrPermission) {
+		// nobody cannot reach the binary (it lives under a root-only
+		// directory such as /root): checks run as root, still without
+		// environment or network, rather than not at all.
+		cfg.Log.Warn("rendergate: haproxy is not executable by nobody; checks run as root", "binary", bin, "error", err.Error())
+		c.runAs = nil
+		err = c.probe()
+	}
+	if err != nil {
 		return nil, err
 	}
 	return c, nil

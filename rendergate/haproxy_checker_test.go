@@ -150,6 +150,23 @@ func TestCheckerRunsInTheTreeWithAnEmptyEnvironment(t *testing.T) {
 	}
 }
 
+func TestCheckerRunsAsRootWhenNobodyCannotReachTheBinary(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the privilege drop applies only when the test runs as root")
+	}
+	dir := t.TempDir() // 0700: nobody cannot enter it
+	bin := filepath.Join(dir, "haproxy")
+	must(t, os.WriteFile(bin, []byte(fakeHAProxy), 0o755))
+	c := newChecker(t, rendergate.Config{Binary: bin})
+	if got := c.RunAs(); got != nil {
+		t.Fatalf("RunAs() = %+v, want nil (the current user)", got)
+	}
+	ce := mustRefuse(t, checkScript(t, c, `echo "uid=$(id -u)"; exit 1`))
+	if !strings.Contains(ce.Output, "uid=0\n") {
+		t.Errorf("output lacks uid=0:\n%s", ce.Output)
+	}
+}
+
 func TestCheckerRunsAsNobodyWhenRoot(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the privilege drop applies only when the test runs as root")
