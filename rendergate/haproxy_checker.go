@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -110,16 +110,21 @@ func NewHAProxyChecker(cfg Config) (*HAProxyChecker, error) {
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("rendergate: Config.ScratchDir %s is not a directory", cfg.ScratchDir)
 	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
 	euid := os.Geteuid()
 	defaultUser := cfg.RunAs == nil && euid == 0
 	switch {
+	case defaultUser && !othersMayExecute(bin):
+		// nobody cannot reach the binary (it lives under a root-only
+		// directory such as /root): checks run as root, still without
+		// environment or network, rather than not at all.
+		cfg.Log.Warn("rendergate: haproxy is not executable by nobody; checks run as root", "binary", bin)
 	case defaultUser:
 		cfg.RunAs = &User{UID: NobodyID, GID: NobodyID}
 	case cfg.RunAs != nil && euid != 0 && (int(cfg.RunAs.UID) != euid || int(cfg.RunAs.GID) != os.Getegid()):
 		return nil, fmt.Errorf("rendergate: Config.RunAs %d:%d needs root (running as uid %d)", cfg.RunAs.UID, cfg.RunAs.GID, euid)
-	}
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	c := &HAProxyChecker{
 		binary:    bin,
@@ -129,16 +134,7 @@ func NewHAProxyChecker(cfg Config) (*HAProxyChecker, error) {
 		runAs:     cfg.RunAs,
 		log:       cfg.Log,
 	}
-	err = c.probe()
-	if err != nil && defaultUser && errors.Is(err, fs.ErrPermission) {
-		// nobody cannot reach the binary (it lives under a root-only
-		// directory such as /root): checks run as root, still without
-		// environment or network, rather than not at all.
-		cfg.Log.Warn("rendergate: haproxy is not executable by nobody; checks run as root", "binary", bin, "error", err.Error())
-		c.runAs = nil
-		err = c.probe()
-	}
-	if err != nil {
+	if err := c.probe(); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -327,4 +323,19 @@ func (b *cappedBuffer) String() string {
 		return b.buf.String()
 	}
 	return fmt.Sprintf("%s\n[rendergate: %d more bytes of output dropped]\n", b.buf.String(), b.dropped)
+}
+
+// othersMayExecute says whether a user who is neither the owner nor in the
+// group may execute path: every directory above it searchable by others
+// and the file executable by others.
+func othersMayExecute(path string) bool {
+	for p := path; ; p = filepath.Dir(p) {
+		fi, err := os.Stat(p)
+		if err != nil || fi.Mode().Perm()&0o001 == 0 {
+			return false
+		}
+		if p == filepath.Dir(p) {
+			return true
+		}
+	}
 }
