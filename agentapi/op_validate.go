@@ -3,9 +3,9 @@ package agentapi
 import (
 	"fmt"
 	"net/netip"
-	"path"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/haptic-io/haptic/renderplan"
 )
 
 // field is a bit set of the [Op] fields a kind uses.
@@ -104,7 +104,7 @@ func (o Op) present() field {
 }
 
 // MaxGUIDLen is HAProxy's limit on a guid, in bytes.
-const MaxGUIDLen = 127
+const MaxGUIDLen = renderplan.MaxGUIDLen
 
 // Validate checks an op the way the agent does on decode: a known kind,
 // every field the kind needs, no field it does not use, HAProxy-legal
@@ -203,121 +203,87 @@ func firstField(f field) string {
 	return "?"
 }
 
-func isControl(b byte) bool { return b < 0x20 || b == 0x7f }
+// The rules below are renderplan's (see the renderplan Check functions),
+// so that an op the controller derives from a valid plan passes here too.
+// Where the agent is stricter it says why: an op's strings go onto a
+// runtime CLI line, where ';' separates commands and "<<" opens a payload,
+// so text that is harmless in a rendered file could change the command.
 
-func isSpace(b byte) bool {
-	return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\v' || b == '\f'
-}
-
-// nameProblem checks a backend, server or profile name: HAProxy accepts
-// letters, digits, '_', '.', ':' and '-'.
-func nameProblem(s string) string {
-	if s == "" {
-		return "is empty"
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !isNameByte(c) {
-			return fmt.Sprintf("has invalid character %q", rune(c))
-		}
+// problemOf turns a renderplan check's result into the "" or message form
+// Validate uses.
+func problemOf(err error) string {
+	if err != nil {
+		return err.Error()
 	}
 	return ""
 }
 
-func isNameByte(c byte) bool {
-	switch {
-	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		return true
-	}
-	return c == '_' || c == '.' || c == ':' || c == '-'
-}
+func nameProblem(s string) string { return problemOf(renderplan.CheckName(s)) }
 
-func guidProblem(s string) string {
-	if len(s) > MaxGUIDLen {
-		return fmt.Sprintf("is longer than %d bytes", MaxGUIDLen)
-	}
-	return nameProblem(s)
-}
+func guidProblem(s string) string { return problemOf(renderplan.CheckGUID(s)) }
 
-// pathProblem checks a file path relative to the HAProxy base directory,
-// the form in which the configuration names maps and certificates.
+// pathProblem checks a map, cert or crt-list path: renderplan's path rule,
+// plus no text that would change the CLI command the path goes into: a
+// leading '#' (HAProxy reads "#<id>" as a map's unique id), '@' (a map
+// version), '*' (an uncommitted cert transaction) or '-' (which could read
+// as an option), "<<", ';', a backslash or a quote. A path that breaks
+// renderplan's rule is reported as not a clean path, followed by
+// renderplan's message.
 func pathProblem(p string) string {
-	switch {
-	case p == "":
-		return "is empty"
-	case strings.HasPrefix(p, "/"):
-		return "is absolute"
-	case !utf8.ValidString(p):
-		return "is not valid UTF-8"
-	case p[0] == '@' || p[0] == '-' || p[0] == '*' || p[0] == '#':
-		return fmt.Sprintf("starts with %q", p[0])
+	if err := renderplan.CheckPath(p); err != nil {
+		return "is not a clean path inside the base directory: " + err.Error()
+	}
+	switch c := p[0]; {
+	case c == '@' || c == '-' || c == '*' || c == '#':
+		return fmt.Sprintf("starts with %q", c)
 	case strings.Contains(p, "<<"):
 		return `contains "<<"`
 	}
-	for i := 0; i < len(p); i++ {
-		if c := p[i]; isControl(c) || isSpace(c) || c == ';' || c == '\\' || c == '\'' || c == '"' {
-			return fmt.Sprintf("contains %q", rune(c))
-		}
-	}
-	if p == "." || p == ".." || strings.HasPrefix(p, "../") || path.Clean(p) != p {
-		return "is not a clean path inside the base directory"
+	if i := strings.IndexAny(p, `;\'"`); i >= 0 {
+		return fmt.Sprintf("contains %q", rune(p[i]))
 	}
 	return ""
 }
 
+// mapKeyProblem is renderplan's map key rule plus no "<<" (see above).
 func mapKeyProblem(k string) string {
-	switch {
-	case k == "":
-		return "is empty"
-	case k[0] == '#':
-		return "starts with '#'"
-	case !utf8.ValidString(k):
-		return "is not valid UTF-8"
-	case strings.Contains(k, "<<"):
+	if p := problemOf(renderplan.CheckMapKey(k)); p != "" {
+		return p
+	}
+	if strings.Contains(k, "<<") {
 		return `contains "<<"`
 	}
-	for i := 0; i < len(k); i++ {
-		if isSpace(k[i]) || isControl(k[i]) {
-			return "contains whitespace or a control character"
-		}
-	}
 	return ""
 }
 
+// mapValueProblem is renderplan's map value rule plus no "<<" (see above)
+// and no tab anywhere: renderplan allows a tab inside a value, but on a
+// CLI line HAProxy splits words at blanks, so the tab would not reach the
+// map as sent.
 func mapValueProblem(v string) string {
+	if p := problemOf(renderplan.CheckMapValue(v)); p != "" {
+		return p
+	}
 	switch {
-	case v == "":
-		return "is empty"
-	case !utf8.ValidString(v):
-		return "is not valid UTF-8"
 	case strings.Contains(v, "<<"):
 		return `contains "<<"`
-	case v[0] == ' ' || v[len(v)-1] == ' ':
-		return "starts or ends with a space"
-	}
-	for i := 0; i < len(v); i++ {
-		if isControl(v[i]) {
-			return "contains a control character"
-		}
+	case strings.ContainsRune(v, '\t'):
+		return "contains a tab"
 	}
 	return ""
 }
 
+// tokenProblem is renderplan's token rule plus no "<<" and no ';' (see
+// above).
 func tokenProblem(s string) string {
+	if p := problemOf(renderplan.CheckToken(s)); p != "" {
+		return p
+	}
 	switch {
-	case s == "":
-		return "is empty"
-	case !utf8.ValidString(s):
-		return "is not valid UTF-8"
 	case strings.Contains(s, "<<"):
 		return `contains "<<"`
-	}
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case isSpace(c) || isControl(c):
-			return "contains whitespace or a control character"
-		case c == '"' || c == '\'' || c == '\\' || c == '#' || c == ';':
-			return fmt.Sprintf("contains %q", rune(c))
-		}
+	case strings.Contains(s, ";"):
+		return "contains ';'"
 	}
 	return ""
 }

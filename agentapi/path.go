@@ -25,6 +25,13 @@ func ValidatePath(p string) error {
 	return nil
 }
 
+// pathIssue is not renderplan's path rule (renderplan.CheckPath), though
+// it agrees with it on emptiness, absolute paths, UTF-8, control
+// characters, ".." elements, "." and cleanliness: it accepts a space,
+// which renderplan refuses, because it guards what the agent may write
+// under its base directory rather than what a plan may name, and it adds
+// the [MaxPathLen] cap and the backslash refusal. Basing it on
+// renderplan.CheckPath would make it refuse paths it accepts today.
 func pathIssue(p string) string {
 	switch {
 	case p == "":

@@ -17,6 +17,16 @@ import "errors"
 // the bytes HAProxy allows in proxy and server names (A-Z a-z 0-9 _ . : -).
 func CheckName(s string) error { return checkErr(nameProblem(s)) }
 
+// CheckGUID checks a backend or server guid: a name (see [CheckName]) of
+// at most [MaxGUIDLen] bytes.
+func CheckGUID(s string) error { return checkErr(guidProblem(s)) }
+
+// CheckPath checks a file path such as a map or file path of the plan:
+// non-empty, relative to the HAProxy base directory, clean
+// (path.Clean(p) == p), not the base directory itself, with no ".."
+// element, whitespace or control character, in valid UTF-8.
+func CheckPath(s string) error { return checkErr(pathProblem(s)) }
+
 // CheckLine checks a line rendered verbatim inside a section, such as a
 // backend body or profile line: not blank, with no newline, carriage return
 // or NUL, in valid UTF-8.
