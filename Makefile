@@ -64,3 +64,14 @@ demo: deps build
 	$(BIN)/haptic local -c examples/quickstart/config.yaml -r $(DEMO_DIR)/resources --haproxy 3.4 \
 		--listen $(DEMO_LISTEN) --stats-listen $(DEMO_STATS) --metrics-listen $(DEMO_METRICS) \
 		--echo 127.0.0.1:9001,127.0.0.1:9002
+
+## fuzz: every fuzzer for FUZZ_EXECS executions (count-based: duration-based
+## runs can end in a bare "context deadline exceeded" on Go 1.26).
+FUZZ_EXECS ?= 20000x
+fuzz:
+	@set -e; for f in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs dirname | sort -u); do \
+		for name in $$(grep -h '^func Fuzz' $$f/*_test.go | sed 's/func \(Fuzz[A-Za-z0-9]*\).*/\1/'); do \
+			echo "== $$f $$name"; \
+			$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZ_EXECS) -fuzzminimizetime 1s $$f; \
+		done; \
+	done
