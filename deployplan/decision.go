@@ -8,20 +8,21 @@ import (
 	"github.com/haptic-io/haptic/renderplan"
 )
 
-// Verdict says how a plan reaches a pod.
-type Verdict string
+// Verdict says how a plan reaches a pod. It is the agent contract's
+// verdict, so a [Decision] travels to the agent as it is.
+type Verdict = agentapi.Verdict
 
 // Verdicts, from the least to the most disruptive.
 const (
 	// VerdictNoop: nothing changed.
-	VerdictNoop Verdict = "noop"
+	VerdictNoop = agentapi.VerdictNoop
 	// VerdictFileOnly: write the files; the running HAProxy need not learn
 	// anything.
-	VerdictFileOnly Verdict = "file_only"
+	VerdictFileOnly = agentapi.VerdictFileOnly
 	// VerdictRuntime: write the files and run the ops on the worker socket.
-	VerdictRuntime Verdict = "runtime"
+	VerdictRuntime = agentapi.VerdictRuntime
 	// VerdictReload: write the files and reload.
-	VerdictReload Verdict = "reload"
+	VerdictReload = agentapi.VerdictReload
 )
 
 // Decision is how one plan reaches one pod.

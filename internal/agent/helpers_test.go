@@ -251,7 +251,7 @@ func diffRequest(t testing.TB, s *site, prev, next *renderplan.Output, fence uin
 	t.Helper()
 	d := deployplan.Diff(next.Plan, deployplan.Baseline{Plan: prev.Plan, HAProxyVersion: s.version, AgentOps: agentapi.OpKinds()})
 	req := &agentapi.ApplyRequest{PlanID: next.Plan.ID(), ExpectedPlanID: prev.Plan.ID(), Fence: fence,
-		Verdict: agentapi.Verdict(d.Verdict), Ops: d.Ops, Files: next.Plan.Files, Bodies: map[string][]byte{}}
+		Verdict: d.Verdict, Ops: d.Ops, Files: next.Plan.Files, Bodies: map[string][]byte{}}
 	old := map[string]renderplan.Digest{}
 	for _, f := range prev.Plan.Files {
 		old[f.Path] = f.Digest

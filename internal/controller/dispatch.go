@@ -253,7 +253,7 @@ func (d *dispatcher) deploy(ctx context.Context, t Target, out *renderplan.Outpu
 			ExpectedPlanID: st.AppliedPlanID,
 			Fence:          d.fence,
 			Mode:           agentapi.ModeAuto,
-			Verdict:        agentapi.Verdict(dec.Verdict),
+			Verdict:        dec.Verdict,
 			Files:          dec.Files,
 			Ops:            dec.Ops,
 			Bodies:         bodies(out, st.Files),
