@@ -87,8 +87,13 @@
 // only), problem, mapEntry, claim and the stateless functions; calling
 // any other author-API function is a render error, and it must not modify
 // shared values (set on a cached dict). Each item's output and effects
-// depend only on the item and read-only state: the unit a per-object
-// re-render can reuse. claim "registry" key value records value under key
+// depend only on the item and the cacheGet values it read, so an Engine
+// replays an item it rendered before while the item is the same store
+// object and those values have the same content: a render after one
+// object changed executes that object's item alone. Items that read the
+// store through a cached .resources, and items that are not store
+// objects, always run. Store objects and values passed to claim are
+// read-only: a replayed item hands out the same values again. claim "registry" key value records value under key
 // unless already there (first claim wins; from renderEach, in list order)
 // and returns ""; claimed "registry" returns the registry as a dict;
 // memo "name" key ctx renders a snippet once per key and render (its side

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -23,9 +24,9 @@ const eachMinChunk = 64
 // range, whatever the parallelism. Inside, a snippet may call render and
 // renderGlob (run in the same item), cacheGet (read-only) and the
 // stateless functions; the other author-API functions are errors there.
-// It is also the unit a later per-object re-render reuses: one item's
-// output and recorded effects depend on that item (and read-only state)
-// alone.
+// Because one item's output and effects depend on that item and the
+// cacheGet values it read alone, the engine replays items it rendered
+// before instead of executing them again (eachmemo.go).
 func (r *renderState) renderEach(name string, list any) (string, error) {
 	if err := r.ctx.Err(); err != nil {
 		return "", err
@@ -40,15 +41,80 @@ func (r *renderState) renderEach(name string, list any) (string, error) {
 	if r.depth >= maxRenderDepth {
 		return "", fmt.Errorf("renderEach %q: nesting deeper than %d", name, maxRenderDepth)
 	}
+	prints := &cachePrints{r: r, salt: r.e.eachSalt.Add(1)}
+	results := make([]*eachResult, len(items))
+	var missIdx []int
+	var missItems []any
+	for i, it := range items {
+		if k, _, ok := itemKey(name, it, r.depth); ok {
+			if res := r.eachPrev[k]; res != nil && r.replayable(res, prints) {
+				results[i] = res
+				r.eachUsed[k] = res
+				continue
+			}
+		}
+		missIdx = append(missIdx, i)
+		missItems = append(missItems, it)
+	}
+	if len(missItems) > 0 {
+		fresh, err := r.executeEach(name, missItems, prints)
+		if err != nil {
+			return "", err
+		}
+		r.e.eachExecuted.Add(int64(len(missItems)))
+		for j, res := range fresh {
+			i := missIdx[j]
+			results[i] = res
+			if k, m, ok := itemKey(name, items[i], r.depth); ok {
+				res.item = m
+				r.eachUsed[k] = res
+			}
+		}
+	}
+	var out strings.Builder
+	size := 0
+	for _, res := range results {
+		size += len(res.out)
+	}
+	out.Grow(size)
+	for _, res := range results {
+		r.replayOps(res.ops)
+		out.WriteString(res.out)
+	}
+	return out.String(), nil
+}
+
+// replayable reports whether res, remembered from an earlier render, is
+// what executing its item now would give: the cacheGet values it read
+// have the same content and the maps it wrote to are registered.
+func (r *renderState) replayable(res *eachResult, prints *cachePrints) bool {
+	for _, d := range res.deps {
+		if prints.get(d.key) != d.fp {
+			return false
+		}
+	}
+	for i := range res.ops {
+		if res.ops[i].kind == opMapEntry {
+			if _, ok := r.mapsByKey[res.ops[i].mapName]; !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// executeEach runs the snippet over items on up to GOMAXPROCS workers and
+// returns each item's result.
+func (r *renderState) executeEach(name string, items []any, prints *cachePrints) ([]*eachResult, error) {
 	workers := min(runtime.GOMAXPROCS(0), (len(items)+eachMinChunk-1)/eachMinChunk)
 	if workers < 1 {
 		workers = 1
 	}
 	frags := make([]*fragment, workers)
 	for w := range frags {
-		f, err := r.e.acquireFragment(r)
+		f, err := r.e.acquireFragment(r, prints)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		frags[w] = f
 	}
@@ -59,20 +125,24 @@ func (r *renderState) renderEach(name string, list any) (string, error) {
 			}
 		}
 	}()
+	chunk := func(w int) []any { return items[w*len(items)/workers : (w+1)*len(items)/workers] }
 	run := func(w int) {
 		f := frags[w]
-		chunk := items[w*len(items)/workers : (w+1)*len(items)/workers]
 		if err := r.ctx.Err(); err != nil {
 			f.err = err
 			return
 		}
 		// One execution per chunk: "each:<name>" ranges over the chunk
-		// and calls the snippet per item, so side effects are recorded in
-		// item order and the template state is set up once.
+		// and marks where each item starts, so the template state is set
+		// up once and effects are still attributed to their item.
+		n := len(chunk(w))
 		if f.ops == nil {
-			f.ops = make([]fragOp, 0, 4*len(chunk)) // a few effects per item
+			f.ops = make([]fragOp, 0, 4*n) // a few effects per item
 		}
-		f.err = f.exec(&f.out, prefixEach+name, chunk)
+		f.err = f.exec(&f.out, prefixEach+name, chunk(w))
+		if f.err == nil && len(f.marks) != n {
+			f.err = fmt.Errorf("renderEach %q: %s is internal to renderEach", name, eachItemFunc)
+		}
 	}
 	if workers == 1 {
 		run(0)
@@ -85,22 +155,14 @@ func (r *renderState) renderEach(name string, list any) (string, error) {
 	}
 	// Chunks are contiguous and in order: the first failing chunk holds
 	// the first failing item.
+	results := make([]*eachResult, 0, len(items))
 	for _, f := range frags {
 		if f.err != nil {
-			return "", f.err
+			return nil, f.err
 		}
+		results = f.split(results)
 	}
-	var out strings.Builder
-	size := 0
-	for _, f := range frags {
-		size += f.out.Len()
-	}
-	out.Grow(size)
-	for _, f := range frags {
-		r.applyOps(f.ops)
-		out.Write(f.out.Bytes())
-	}
-	return out.String(), nil
+	return results, nil
 }
 
 func eachItems(list any) ([]any, error) {
@@ -129,13 +191,22 @@ func eachItems(list any) ([]any, error) {
 // fragment is one renderEach worker: its own template clone with
 // functions that record instead of changing the render.
 type fragment struct {
-	r     *renderState // read-only while fragments run
-	tmpl  *template.Template
-	depth int
-	out   bytes.Buffer
-	ops   []fragOp
-	err   error
+	r      *renderState // read-only while fragments run
+	prints *cachePrints
+	tmpl   *template.Template
+	depth  int
+	out    bytes.Buffer
+	ops    []fragOp
+	deps   []cacheDep
+	marks  []fragMark // where each item starts in out, ops and deps
+	err    error
 }
+
+// fragMark is where one item's output, effects and reads start.
+type fragMark struct{ out, ops, deps int }
+
+// eachItemFunc is the function the "each:" wrappers call before each item.
+const eachItemFunc = "hapticEachItem"
 
 type fragOpKind uint8
 
@@ -162,7 +233,8 @@ func (f *fragment) funcs() template.FuncMap {
 	}
 	fm["render"] = f.render
 	fm["renderGlob"] = f.renderGlob
-	fm["cacheGet"] = func(key string) any { return f.r.cacheGet(key) }
+	fm["cacheGet"] = f.cacheGet
+	fm[eachItemFunc] = f.itemStart
 	fm["problem"] = f.problem
 	fm["mapEntry"] = f.mapEntry
 	fm["claim"] = f.claim
@@ -221,14 +293,61 @@ func (f *fragment) claim(registry, key string, value any) string {
 	return ""
 }
 
-// applyOps applies recorded side effects in order, as the calls would
-// have in a sequential render.
-func (r *renderState) applyOps(ops []fragOp) {
+func (f *fragment) cacheGet(key string) any {
+	f.deps = append(f.deps, cacheDep{key: key, fp: f.prints.get(key)})
+	return f.r.cacheGet(key)
+}
+
+// itemStart marks the start of the i-th item of the chunk; anything but
+// the wrapper's own sequential calls is refused.
+func (f *fragment) itemStart(i int) (string, error) {
+	// The wrapper runs one exec below the fragment's own depth; snippets
+	// (and the renders they call) run deeper.
+	if i != len(f.marks) || f.depth != f.r.depth+2 {
+		return "", fmt.Errorf("%s is internal to renderEach", eachItemFunc)
+	}
+	f.marks = append(f.marks, fragMark{out: f.out.Len(), ops: len(f.ops), deps: len(f.deps)})
+	return "", nil
+}
+
+// split appends one result per item of the fragment's chunk to results.
+func (f *fragment) split(results []*eachResult) []*eachResult {
+	out := f.out.String()
+	end := fragMark{out: len(out), ops: len(f.ops), deps: len(f.deps)}
+	for i, m := range f.marks {
+		next := end
+		if i+1 < len(f.marks) {
+			next = f.marks[i+1]
+		}
+		res := &eachResult{out: out[m.out:next.out]}
+		if n := next.ops - m.ops; n > 0 {
+			res.ops = make([]memoOp, n)
+			for j, op := range f.ops[m.ops:next.ops] {
+				if op.m != nil {
+					res.ops[j].mapName = op.m.name
+					op.m = nil // map states belong to this render
+				}
+				res.ops[j].fragOp = op
+			}
+		}
+		for _, d := range f.deps[m.deps:next.deps] {
+			if !slices.Contains(res.deps, d) {
+				res.deps = append(res.deps, d)
+			}
+		}
+		results = append(results, res)
+	}
+	return results
+}
+
+// replayOps applies an item's effects, as its calls would have in a
+// sequential render.
+func (r *renderState) replayOps(ops []memoOp) {
 	for i := range ops {
 		op := &ops[i]
 		switch op.kind {
 		case opMapEntry:
-			r.addEntry(op.m, op.a, op.b, op.c)
+			r.addEntry(r.mapsByKey[op.mapName], op.a, op.b, op.c)
 		case opProblem:
 			r.addProblem(op.a, op.b, op.c)
 		case opClaim:

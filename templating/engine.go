@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/Masterminds/sprig/v3"
 
@@ -50,6 +51,12 @@ type Engine struct {
 
 	// servers carries backendServers resolutions across renders.
 	servers *serversCache
+	// each carries renderEach item results across renders (eachmemo.go);
+	// eachSalt numbers renderEach calls; eachExecuted counts the items
+	// executed rather than replayed.
+	each         *eachMemo
+	eachSalt     atomic.Uint64
+	eachExecuted atomic.Int64
 	// renderPool and fragPool hold template clones renders reuse (pool.go).
 	renderPool, fragPool sync.Pool
 }
@@ -97,6 +104,7 @@ func Compile(cfg *Config) (*Engine, error) {
 		exprs:     map[string][]IndexExpr{},
 		resources: cfg.WatchedResources,
 		servers:   &serversCache{},
+		each:      &eachMemo{},
 	}
 	for _, alias := range sortedKeys(cfg.WatchedResources) {
 		wr := cfg.WatchedResources[alias]
@@ -133,7 +141,7 @@ func Compile(cfg *Config) (*Engine, error) {
 	for _, name := range e.snippets {
 		// renderEach runs a chunk of items through one execution of this
 		// wrapper (one template state per chunk, not per item).
-		parse(prefixEach+name, "{{ range . }}{{ template "+strconv.Quote(name)+" . }}{{ end }}")
+		parse(prefixEach+name, "{{ range $i, $x := . }}{{ "+eachItemFunc+" $i }}{{ template "+strconv.Quote(name)+" $x }}{{ end }}")
 	}
 	for _, name := range e.maps {
 		parse(prefixMap+name, cfg.Maps[name].Template)
@@ -179,7 +187,7 @@ func baseFuncs() template.FuncMap {
 var renderFuncNames = []string{
 	"render", "renderGlob", "memo", "cacheGet", "cacheSet", "problem",
 	"backend", "backendServers", "registerMap", "mapEntry", "file", "cert", "crtList",
-	"renderEach", "claim", "claimed",
+	"renderEach", "claim", "claimed", eachItemFunc,
 }
 
 // placeholderFuncs declare the per-render functions at parse time; every

@@ -66,7 +66,7 @@ func (h *renderHolder) funcs() template.FuncMap {
 
 // acquireFragment returns a renderEach worker for r: a pooled one (its
 // clone's functions are bound to the fragment itself) or a new one.
-func (e *Engine) acquireFragment(r *renderState) (*fragment, error) {
+func (e *Engine) acquireFragment(r *renderState, prints *cachePrints) (*fragment, error) {
 	f, ok := e.fragPool.Get().(*fragment)
 	if !ok {
 		tmpl, err := e.tmpl.Clone()
@@ -76,14 +76,15 @@ func (e *Engine) acquireFragment(r *renderState) (*fragment, error) {
 		f = &fragment{tmpl: tmpl}
 		tmpl.Funcs(f.funcs())
 	}
-	f.r, f.depth = r, r.depth+1
+	f.r, f.prints, f.depth = r, prints, r.depth+1
 	return f, nil
 }
 
 // releaseFragment returns f to the pool once its effects were applied.
 func (e *Engine) releaseFragment(f *fragment) {
 	clear(f.ops)
-	f.r, f.ops, f.err = nil, f.ops[:0], nil
+	f.r, f.prints, f.ops, f.err = nil, nil, f.ops[:0], nil
+	f.deps, f.marks = f.deps[:0], f.marks[:0]
 	f.out.Reset()
 	e.fragPool.Put(f)
 }

@@ -154,6 +154,7 @@ func (e *Engine) Render(ctx context.Context, store Store, opts RenderOptions) (*
 		r.trace(TraceEvent{Template: TraceAssemble, End: true, Bytes: size})
 	}
 	r.e.servers.replace(r.usedServers)
+	r.e.each.replace(r.eachUsed)
 	return out, sortProblems(r.problems), nil
 }
 
@@ -189,7 +190,10 @@ type renderState struct {
 	servers     map[serversKey][]renderplan.Server // backendServers results
 	usedServers map[serversKey]*serversEntry       // the engine's next serversCache
 	slicesBySvc map[string][]map[string]any        // when the slice alias is not indexed by service
-	bufs        []*bytes.Buffer
+	// eachPrev is the engine's renderEach memo as this render found it;
+	// eachUsed, the results this render used (the engine's next memo).
+	eachPrev, eachUsed map[eachKey]*eachResult
+	bufs               []*bytes.Buffer
 }
 
 func newRenderState(ctx context.Context, e *Engine, store Store, opts RenderOptions) *renderState {
@@ -216,7 +220,9 @@ func newRenderState(ctx context.Context, e *Engine, store Store, opts RenderOpti
 		files:        map[string]*renderplan.FileContent{},
 		servers:      make(map[serversKey][]renderplan.Server, e.servers.size()),
 		usedServers:  make(map[serversKey]*serversEntry, e.servers.size()),
+		eachPrev:     e.each.snapshot(),
 	}
+	r.eachUsed = make(map[eachKey]*eachResult, len(r.eachPrev))
 	res := make(map[string]*Resources, len(e.resources))
 	for alias := range e.resources {
 		res[alias] = &Resources{alias: alias, store: store}

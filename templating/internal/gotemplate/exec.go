@@ -436,6 +436,14 @@ func (s *state) walkRange(dot reflect.Value, r *parse.RangeNode) {
 		if val.Len() == 0 {
 			break
 		}
+		// HAPTIC: string keys sort as strings, without fmtsort's
+		// reflective comparisons (same order).
+		if val.Type().Key().Kind() == reflect.String {
+			for _, m := range sortedStringKeyed(val) {
+				oneIteration(m.Key, m.Value)
+			}
+			return
+		}
 		om := fmtsort.Sort(val)
 		for _, m := range om {
 			oneIteration(m.Key, m.Value)

@@ -6,8 +6,11 @@ package gotemplate
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"text/template/parse"
+
+	"github.com/haptic-io/haptic/templating/internal/gotemplate/internal/fmtsort"
 )
 
 var (
@@ -356,4 +359,25 @@ func newVars(dot reflect.Value) []variable {
 	vars := make([]variable, 1, 64)
 	vars[0] = variable{"$", dot}
 	return vars
+}
+
+// sortedStringKeyed returns the entries of a map with string-kinded keys
+// in key order: fmtsort.Sort's order, found by comparing strings.
+func sortedStringKeyed(m reflect.Value) []fmtsort.KeyValue {
+	type entry struct {
+		k  string
+		kv fmtsort.KeyValue
+	}
+	entries := make([]entry, 0, m.Len())
+	it := m.MapRange()
+	for it.Next() {
+		k := it.Key()
+		entries = append(entries, entry{k: k.String(), kv: fmtsort.KeyValue{Key: k, Value: it.Value()}})
+	}
+	slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.k, b.k) })
+	out := make([]fmtsort.KeyValue, len(entries))
+	for i, e := range entries {
+		out[i] = e.kv
+	}
+	return out
 }

@@ -1,0 +1,190 @@
+package templating
+
+import (
+	"encoding/binary"
+	"math"
+	"reflect"
+	"sort"
+	"sync"
+	"unsafe"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// A renderEach item's output and recorded effects depend only on the item,
+// the cacheGet values it read and the engine's templates (renderEach
+// snippets cannot reach the author API that writes shared state, and the
+// engine offers no clock, randomness or environment). So an [Engine]
+// remembers each item's result from one render to the next and replays it
+// while the item is the very same object (objects are immutable once in a
+// store; a change replaces the object) and every cacheGet value it read
+// has the same content. A render after one object changed executes that
+// object's item alone.
+//
+// A snippet can reach the store only through a cacheGet value holding
+// .resources; such a value is not plain data, so its fingerprint is unique
+// to the call and the items that read it never replay. Items that are not
+// maps (strings, numbers) and maps built during the render never hit
+// either; they cost one lookup. Templates must treat store objects and
+// the values they pass to claim as read-only: a replayed item hands out
+// the same values again.
+
+// eachMemo carries renderEach item results across an [Engine]'s renders.
+// Each render replaces it with the results it used, so entries of deleted
+// objects go. Safe for concurrent renders (the last one to finish wins).
+type eachMemo struct {
+	mu sync.Mutex
+	m  map[eachKey]*eachResult
+}
+
+// eachKey names one item of one snippet at one nesting depth (depth
+// decides whether a nested render hits maxRenderDepth).
+type eachKey struct {
+	snippet string
+	item    unsafe.Pointer
+	depth   int
+}
+
+// eachResult is one item's output and effects, and what it read.
+type eachResult struct {
+	item map[string]any // keeps item alive, so its address is not reused
+	out  string
+	ops  []memoOp
+	deps []cacheDep
+}
+
+// memoOp is a fragOp with the map named rather than pointed at (map
+// states belong to one render).
+type memoOp struct {
+	fragOp
+	mapName string
+}
+
+// cacheDep is a cacheGet key an item read and the content it had.
+type cacheDep struct {
+	key string
+	fp  uint64
+}
+
+func (c *eachMemo) snapshot() map[eachKey]*eachResult {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m
+}
+
+// replace makes m, the results one render used, the memo.
+func (c *eachMemo) replace(m map[eachKey]*eachResult) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m = m
+}
+
+// itemKey returns the memo key of item, or false when item cannot hit (it
+// is not a non-nil map).
+func itemKey(snippet string, item any, depth int) (eachKey, map[string]any, bool) {
+	m, ok := item.(map[string]any)
+	if !ok || m == nil {
+		return eachKey{}, nil, false
+	}
+	return eachKey{snippet: snippet, item: reflect.ValueOf(m).UnsafePointer(), depth: depth}, m, true
+}
+
+// cachePrints fingerprints the render cache's values during one renderEach
+// call (the cache does not change during the call). Safe for concurrent
+// use by the call's workers.
+type cachePrints struct {
+	r    *renderState
+	mu   sync.Mutex
+	fps  map[string]uint64
+	salt uint64 // makes fingerprints of non-data values unique to the call
+}
+
+func (p *cachePrints) get(key string) uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if fp, ok := p.fps[key]; ok {
+		return fp
+	}
+	h := xxhash.New()
+	if !fingerprint(h, p.r.cache[key]) {
+		// A pointer, function or store accessor: its content cannot be
+		// compared across renders, so no earlier result matches it.
+		h.Reset()
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], p.salt)
+		_, _ = h.Write(b[:])
+		_, _ = h.WriteString(key)
+	}
+	fp := h.Sum64()
+	if p.fps == nil {
+		p.fps = map[string]uint64{}
+	}
+	p.fps[key] = fp
+	return fp
+}
+
+// fingerprint writes an unambiguous encoding of v to h and reports whether
+// v is plain data (nil, bool, numbers, strings, and maps and slices of
+// them).
+func fingerprint(h *xxhash.Digest, v any) bool {
+	var b [9]byte
+	num := func(tag byte, u uint64) {
+		b[0] = tag
+		binary.LittleEndian.PutUint64(b[1:], u)
+		_, _ = h.Write(b[:])
+	}
+	str := func(tag byte, s string) {
+		num(tag, uint64(len(s)))
+		_, _ = h.WriteString(s)
+	}
+	switch x := v.(type) {
+	case nil:
+		num('0', 0)
+	case bool:
+		if x {
+			num('b', 1)
+		} else {
+			num('b', 0)
+		}
+	case string:
+		str('s', x)
+	case int:
+		num('i', uint64(x))
+	case int64:
+		num('I', uint64(x))
+	case int32:
+		num('j', uint64(x))
+	case uint64:
+		num('u', x)
+	case float64:
+		num('f', math.Float64bits(x))
+	case []string:
+		num('L', uint64(len(x)))
+		for _, s := range x {
+			str('s', s)
+		}
+	case []any:
+		num('l', uint64(len(x)))
+		for _, e := range x {
+			if !fingerprint(h, e) {
+				return false
+			}
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		num('m', uint64(len(keys)))
+		for _, k := range keys {
+			str('k', k)
+			if !fingerprint(h, x[k]) {
+				return false
+			}
+		}
+	default:
+		return false
+	}
+	return true
+}

@@ -1,0 +1,184 @@
+package templating
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// memoConfig renders "item" over the Ingresses, oldest first, into
+// haproxy.cfg and a map; the snippet reads the cache entry "suffix",
+// which the config sets from extraContext.
+const memoConfig = `
+watchedResources:
+  ingresses: {apiVersion: networking.k8s.io/v1, resource: ingresses, indexBy: ["metadata.namespace", "metadata.name"]}
+  services:  {apiVersion: v1, resource: services, indexBy: ["metadata.namespace", "metadata.name"]}
+extraContext: {suffix: a, register: true}
+haproxyConfig:
+  template: |
+    {{- if .extraContext.register }}{{ $_ := registerMap (dict "name" "m.map") }}{{ end -}}
+    {{- $_ := cacheSet "suffix" .extraContext.suffix -}}
+    {{- $_ := cacheSet "res" .resources -}}
+    {{ renderEach "item" .resources.ingresses.List }}
+    {{ renderEach "count" .resources.ingresses.List }}
+snippets:
+  item:
+    template: |
+      {{- mapEntry "m.map" .metadata.name (cacheGet "suffix") -}}
+      {{ .metadata.name }}-{{ cacheGet "suffix" }}
+  count:
+    template: |
+      {{- /* reads the store through a cached accessor */ -}}
+      {{ .metadata.name }} sees {{ len ((cacheGet "res").services.List) }} services
+`
+
+func memoFixture(t *testing.T, n int) (*Engine, *MemoryStore) {
+	t.Helper()
+	cfg, err := ParseConfig([]byte(memoConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := Compile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := NewMemoryStore(cfg.WatchedResources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if err := st.Update("ingresses", memoObject("Ingress", fmt.Sprintf("ing-%02d", i), "1")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e, st
+}
+
+func memoObject(kind, name, rv string) map[string]any {
+	return map[string]any{"kind": kind, "metadata": map[string]any{"namespace": "ns", "name": name, "resourceVersion": rv}}
+}
+
+// renderCounting renders and returns haproxy.cfg and how many "item" and
+// "count" items the engine executed rather than replayed.
+func renderCounting(t *testing.T, e *Engine, st Store, opts RenderOptions) (string, int64) {
+	t.Helper()
+	before := e.eachExecuted.Load()
+	out, _, err := e.Render(context.Background(), st, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range out.Files {
+		if f.Path == "haproxy.cfg" {
+			return string(f.Body), e.eachExecuted.Load() - before
+		}
+	}
+	t.Fatal("no haproxy.cfg")
+	return "", 0
+}
+
+func TestRenderEachExecutesOnlyTheItemsThatChanged(t *testing.T) {
+	e, st := memoFixture(t, 40)
+	// "count" items read the store, so they run on every render: 40 each.
+	if _, n := renderCounting(t, e, st.Snapshot(), RenderOptions{}); n != 80 {
+		t.Fatalf("first render executed %d items, want 80", n)
+	}
+	if _, n := renderCounting(t, e, st.Snapshot(), RenderOptions{}); n != 40 {
+		t.Errorf("unchanged store: executed %d items, want the 40 store readers", n)
+	}
+	if err := st.Update("ingresses", memoObject("Ingress", "ing-07", "2")); err != nil {
+		t.Fatal(err)
+	}
+	if _, n := renderCounting(t, e, st.Snapshot(), RenderOptions{}); n != 41 {
+		t.Errorf("one Ingress replaced: executed %d items, want 1 + 40", n)
+	}
+	if err := st.Delete("ingresses", "ns", "ing-08"); err != nil {
+		t.Fatal(err)
+	}
+	cfg, n := renderCounting(t, e, st.Snapshot(), RenderOptions{})
+	if n != 39 || strings.Contains(cfg, "ing-08") {
+		t.Errorf("one Ingress deleted: executed %d items (want 39), ing-08 in output: %v", n, strings.Contains(cfg, "ing-08"))
+	}
+}
+
+func TestRenderEachRunsItemsAgainWhenACacheValueTheyReadChanges(t *testing.T) {
+	e, st := memoFixture(t, 5)
+	snap := st.Snapshot()
+	renderCounting(t, e, snap, RenderOptions{})
+	cfg, n := renderCounting(t, e, snap, RenderOptions{ExtraContext: map[string]any{"suffix": "b"}})
+	if n != 10 || !strings.Contains(cfg, "ing-03-b") || strings.Contains(cfg, "-a\n") {
+		t.Errorf("suffix changed: executed %d items (want 10); output:\n%s", n, cfg)
+	}
+}
+
+func TestRenderEachItemsThatReadTheStoreFollowIt(t *testing.T) {
+	e, st := memoFixture(t, 3)
+	cfg, _ := renderCounting(t, e, st.Snapshot(), RenderOptions{})
+	if !strings.Contains(cfg, "ing-00 sees 0 services") {
+		t.Fatalf("output:\n%s", cfg)
+	}
+	if err := st.Update("services", memoObject("Service", "web", "1")); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, _ := renderCounting(t, e, st.Snapshot(), RenderOptions{}); !strings.Contains(cfg, "ing-00 sees 1 services") {
+		t.Errorf("a Service was added, the Ingresses did not change; output:\n%s", cfg)
+	}
+}
+
+func TestRenderEachDoesNotReplayIntoAMapThatIsNoLongerRegistered(t *testing.T) {
+	e, st := memoFixture(t, 3)
+	snap := st.Snapshot()
+	renderCounting(t, e, snap, RenderOptions{})
+	opts := RenderOptions{ExtraContext: map[string]any{"register": false}}
+	_, _, err := e.Render(context.Background(), snap, opts)
+	fresh, _ := memoFixture(t, 0)
+	_, _, want := fresh.Render(context.Background(), snap, opts)
+	if err == nil || want == nil || err.Error() != want.Error() {
+		t.Errorf("map no longer registered: error %v, a fresh engine says %v", err, want)
+	}
+}
+
+func TestHapticEachItemIsRefusedOutsideTheWrapper(t *testing.T) {
+	cfg, err := ParseConfig([]byte(`
+haproxyConfig:
+  template: '{{ renderEach "x" (list 1 2) }}'
+snippets:
+  x:
+    template: '{{ hapticEachItem 1 }}'
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = Render(context.Background(), cfg, &Snapshot{})
+	if err == nil || !strings.Contains(err.Error(), "internal to renderEach") {
+		t.Errorf("error %v, want hapticEachItem refused", err)
+	}
+}
+
+func TestFingerprintsTellPlainValuesApart(t *testing.T) {
+	values := []any{
+		nil, true, false, "", "1", 1, int64(2), 1.5, "ab",
+		[]any{"a", "b"}, []any{"ab"}, []any{}, []string{"a", "b"},
+		map[string]any{}, map[string]any{"a": "b"}, map[string]any{"ab": ""},
+		map[string]any{"a": nil}, map[string]any{"a": []any{nil}},
+	}
+	seen := map[uint64]int{}
+	for i, v := range values {
+		h := xxhash.New()
+		if !fingerprint(h, v) {
+			t.Fatalf("%#v: not plain data", v)
+		}
+		fp := h.Sum64()
+		if j, dup := seen[fp]; dup {
+			t.Errorf("%#v and %#v have the same fingerprint", values[j], v)
+		}
+		seen[fp] = i
+	}
+	for _, v := range []any{&Resources{}, func() {}, map[string]any{"x": &Cache{}}} {
+		if fingerprint(xxhash.New(), v) {
+			t.Errorf("%#v: fingerprinted as plain data", v)
+		}
+	}
+}
