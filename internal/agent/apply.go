@@ -143,11 +143,20 @@ func (a *Agent) apply(ctx context.Context, req *agentapi.ApplyRequest, mode agen
 	// Nothing else is synced: a crash before 1 completes leaves the tree
 	// untouched, one between 1 and 3 rolls back from the journal, one
 	// after 3 rolls forward (cleanup only).
+	//
+	// An apply that serves through runtime ops alone flushes point 1 after
+	// the ops rather than before the swap, so that no disk sync delays the
+	// change HAProxy serves. Only a power loss or kernel crash can tell the
+	// difference (a killed process leaves the page cache to the next one),
+	// and those end HAProxy's runtime state too; a tree they leave torn
+	// fails the drift check against the committed manifest, and the
+	// controller answers a drifted tree with the full state and a reload.
+	syncAfterOps := !p.reload && len(p.ops) > 0
 	var tx *txn
+	var staged syncSet   // point 1
 	var treeDirs syncSet // point 2, flushed with the state
 	if len(entries) > 0 {
 		tx = a.newTxn()
-		var staged syncSet // point 1
 		fail := func(format string, err error) error {
 			staged.discard()
 			if rerr := a.state.Remove(journalFile); rerr == nil || isNotExist(rerr) {
@@ -166,8 +175,10 @@ func (a *Agent) apply(ctx context.Context, req *agentapi.ApplyRequest, mode agen
 		if err := writeJournal(&staged, a.state, j); err != nil {
 			return fail("%v", err)
 		}
-		if err := staged.flush(); err != nil {
-			return fail("sync the staged files and the journal: %v", err)
+		if !syncAfterOps {
+			if err := staged.flush(); err != nil {
+				return fail("sync the staged files and the journal: %v", err)
+			}
 		}
 		a.crash(stepJournaled)
 		res.Timings[agentapi.StageFiles] = time.Since(t)
@@ -193,6 +204,14 @@ func (a *Agent) apply(ctx context.Context, req *agentapi.ApplyRequest, mode agen
 		}
 		res.Timings[agentapi.StageOps] = time.Since(t)
 		a.crash(stepOps)
+	}
+	if syncAfterOps && tx != nil {
+		t = time.Now()
+		if err := staged.flush(); err != nil {
+			a.restore(ctx, tx, entries, live, res)
+			return nackf(agentapi.StageFiles, -1, "sync the staged files and the journal: %v", err)
+		}
+		res.Timings[agentapi.StageFiles] += time.Since(t)
 	}
 	fallback := live && needReload
 	scheduled := false
