@@ -1,6 +1,7 @@
 package templating
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -33,9 +34,18 @@ func (r *renderState) assemble(cfg string) (*renderplan.Output, error) {
 		if j < 0 {
 			return nil, fmt.Errorf("haproxy.cfg: unterminated backend token at offset %d", start)
 		}
-		idx, err := strconv.Atoi(cfg[numStart : numStart+j])
-		if err != nil || idx < 0 || idx >= len(r.backends) {
+		idx, found, err := r.tokenBackend(cfg[numStart : numStart+j])
+		if err != nil {
 			return nil, fmt.Errorf("haproxy.cfg: invalid backend token at offset %d", start)
+		}
+		if !found {
+			// A backend left out after its item rendered: its token goes,
+			// as if backend had returned "" there.
+			if start > pos {
+				pieces = append(pieces, renderplan.Piece{Kind: renderplan.SectionCore, Text: cfg[pos:start]})
+			}
+			pos = numStart + j + 1
+			continue
 		}
 		name := r.backends[idx].Name
 		if placed[idx] {
@@ -105,4 +115,23 @@ func (r *renderState) assemble(cfg string) (*renderplan.Output, error) {
 		return nil, fmt.Errorf("assemble plan: %w", err)
 	}
 	return out, nil
+}
+
+// tokenBackend returns the index of the backend a token's body (between
+// tokenStart and tokenEnd) stands for; found is false for the token of a
+// backend that was left out.
+func (r *renderState) tokenBackend(body string) (idx int, found bool, err error) {
+	if named, ok := strings.CutPrefix(body, "="); ok {
+		name, guid, ok := strings.Cut(named, "\x01")
+		if !ok {
+			return 0, false, errors.New("malformed named token")
+		}
+		idx, found = r.beByName[name]
+		return idx, found && r.backends[idx].GUID == guid, nil
+	}
+	idx, err = strconv.Atoi(body)
+	if err != nil || idx < 0 || idx >= len(r.backends) {
+		return 0, false, errors.New("invalid token")
+	}
+	return idx, true, nil
 }

@@ -28,37 +28,85 @@ var serverKeys = []string{"name", "address", "port", "weight", "check", "disable
 // an earlier one, so a template can build the settings its backends share
 // once (backend $shared (dict "name" … "service" …)).
 func (r *renderState) backend(d map[string]any, more ...map[string]any) (string, error) {
+	var resolve resolver
+	if r.e.serviceAlias != "" && r.e.sliceAlias != "" {
+		resolve = r.resolveEntry
+	}
+	p, err := prepareBackend(d, more, &r.mergeBuf, resolve, &r.profileCache)
+	if err != nil {
+		return "", err
+	}
+	idx, ok, err := r.addBackend(p)
+	if err != nil || !ok {
+		return "", err
+	}
+	return backendToken(idx), nil
+}
+
+// preparedBackend is a backend call with everything that depends on its
+// arguments and the store done: what is left (addBackend) depends on the
+// backends recorded before it. renderEach items prepare backends in
+// parallel and replay them in later renders.
+type preparedBackend struct {
+	name, guid, mode, object string
+	body                     []string
+	servers                  []renderplan.Server
+	profile                  profileResult
+	// profileErr is a template error found while building the profile;
+	// it is raised when the backend is added, where backend raised it.
+	profileErr error
+	// svcKey and svc are the service resolution the servers came from.
+	svcKey *serversKey
+	svc    *serversEntry
+	// Problems that leave the backend out, in the order backend checks
+	// them: the name, then (after the duplicate checks) the guid, then
+	// the profile and body lines.
+	nameBad, guidBad, linesBad string
+	// serverProblems are the servers left out.
+	serverProblems []Problem
+}
+
+// resolver returns the resolution of a service reference.
+type resolver func(serversKey) *serversEntry
+
+// prepareBackend parses a backend call's dicts and does every check that
+// depends on them alone. merge is a scratch map; it reads the store only
+// through resolve. Errors are template errors.
+func prepareBackend(d map[string]any, more []map[string]any, merge *map[string]any, resolve resolver, profiles *profileCache) (*preparedBackend, error) {
 	if len(more) > 0 {
 		// A scratch map: backend keeps values, never the dict itself.
-		if r.mergeBuf == nil {
-			r.mergeBuf = make(map[string]any, len(backendKeys))
+		if *merge == nil {
+			*merge = make(map[string]any, len(backendKeys))
 		}
-		clear(r.mergeBuf)
+		m := *merge
+		clear(m)
 		for k, v := range d {
-			r.mergeBuf[k] = v
+			m[k] = v
 		}
-		for _, m := range more {
-			for k, v := range m {
-				r.mergeBuf[k] = v
+		for _, x := range more {
+			for k, v := range x {
+				m[k] = v
 			}
 		}
-		d = r.mergeBuf
+		d = m
 	}
 	a := newDictArgs("backend", d, backendKeys...)
-	name := a.str("name", true)
-	guid := a.str("guid", false)
-	mode := a.str("mode", false)
+	p := &preparedBackend{
+		name:   a.str("name", true),
+		guid:   a.str("guid", false),
+		mode:   a.str("mode", false),
+		object: a.str("object", false),
+	}
 	balance := a.str("balance", false)
 	timeouts := a.dict("timeouts")
 	options := a.strings("options")
 	defaultServer := a.str("defaultServer", false)
 	extra := a.strings("profileLines")
-	body := a.strings("body")
-	object := a.str("object", false)
+	p.body = a.strings("body")
 	var servers []renderplan.Server
 	var serr error
 	if sv, ok := d["servers"]; ok {
-		servers, serr = r.parseServers(sv)
+		servers, serr = parseServers(sv)
 	}
 	if serr != nil {
 		a.fail("servers", "%v", serr)
@@ -72,127 +120,170 @@ func (r *renderState) backend(d map[string]any, more ...map[string]any) (string,
 		}
 		svc = &ref
 	}
-	switch mode {
+	switch p.mode {
 	case "":
-		mode = "http"
+		p.mode = "http"
 	case "http", "tcp":
 	default:
-		a.fail("mode", "must be http or tcp, not %q", mode)
+		a.fail("mode", "must be http or tcp, not %q", p.mode)
 	}
 	if err := a.err(); err != nil {
-		return "", err
+		return nil, err
 	}
 	if svc != nil {
+		if resolve == nil {
+			return nil, fmt.Errorf("backend: service: %w", errServicesNotWatched)
+		}
 		svcObject := svc.object
 		if svcObject == "" {
-			svcObject = object
+			svcObject = p.object
 		}
 		if svcObject == "" {
 			svcObject = "Service " + svc.ns + "/" + svc.svc
 		}
-		resolved, err := r.servicesServers(*svc, svcObject)
-		if err != nil {
-			return "", fmt.Errorf("backend: service: %w", err)
-		}
+		key := serversKey{svc.ns, svc.svc, svc.portName, svc.portNum, svcObject}
+		p.svcKey, p.svc = &key, resolve(key)
 		if servers == nil {
 			// Resolved servers are valid and unique by construction
 			// (resolveServers): no copy, no re-validation.
-			servers, prevalidated = slices.Clone(resolved), true
+			servers, prevalidated = slices.Clone(p.svc.servers), true
 		} else {
-			servers = append(servers, resolved...)
+			servers = append(servers, p.svc.servers...)
 		}
 	}
-	if object == "" {
-		object = "backend " + name
+	if p.object == "" {
+		p.object = "backend " + p.name
 	}
-	bad := func(format string, args ...any) (string, error) {
-		r.addProblem(object, ReasonBackendInvalid, fmt.Sprintf("backend %q: ", name)+fmt.Sprintf(format, args...))
-		return "", nil
+	bad := func(format string, args ...any) string {
+		return fmt.Sprintf("backend %q: ", p.name) + fmt.Sprintf(format, args...)
 	}
-	if err := renderplan.CheckName(name); err != nil {
-		return bad("name %v", err)
+	if err := renderplan.CheckName(p.name); err != nil {
+		p.nameBad = bad("name %v", err)
+		return p, nil
 	}
-	if strings.HasPrefix(name, renderplan.ProfileNamePrefix) {
-		return bad("name starts with %q, which is reserved for profiles", renderplan.ProfileNamePrefix)
+	if strings.HasPrefix(p.name, renderplan.ProfileNamePrefix) {
+		p.nameBad = bad("name starts with %q, which is reserved for profiles", renderplan.ProfileNamePrefix)
+		return p, nil
 	}
-	if _, dup := r.beByName[name]; dup {
-		return "", fmt.Errorf("backend: backend %q recorded twice", name)
+	if p.guid == "" {
+		p.guid = deriveGUID(p.name)
+	} else if err := renderplan.CheckName(p.guid); err != nil {
+		p.guidBad = bad("guid %v", err)
+		return p, nil
+	} else if len(p.guid) > renderplan.MaxGUIDLen {
+		p.guidBad = bad("guid longer than %d bytes", renderplan.MaxGUIDLen)
+		return p, nil
 	}
-	if guid == "" {
-		guid = deriveGUID(name)
-	} else if err := renderplan.CheckName(guid); err != nil {
-		return bad("guid %v", err)
-	} else if len(guid) > renderplan.MaxGUIDLen {
-		return bad("guid longer than %d bytes", renderplan.MaxGUIDLen)
+	p.profile, p.profileErr = profiles.get(p.mode, balance, timeouts, options, defaultServer, extra)
+	if p.profileErr != nil {
+		return p, nil
 	}
-	if owner, dup := r.guids[guid]; dup {
-		return bad("guid %q already used by backend %q", guid, owner)
+	if p.profile.problem != "" {
+		p.linesBad = bad("%s", p.profile.problem)
+		return p, nil
 	}
-
-	prof, err := r.profileFor(mode, balance, timeouts, options, defaultServer, extra)
-	if err != nil {
-		return "", err
-	}
-	if prof.problem != "" {
-		return bad("%s", prof.problem)
-	}
-	for _, l := range body {
+	for _, l := range p.body {
 		if err := renderplan.CheckLine(l); err != nil {
-			return bad("body line %q %v", l, err)
+			p.linesBad = bad("body line %q %v", l, err)
+			return p, nil
 		}
 	}
-
-	kept := servers
+	p.servers = servers
 	if !prevalidated {
-		kept = r.checkServers(object, name, servers)
+		p.servers, p.serverProblems = checkServers(p.object, p.name, servers)
 	}
-	idx := len(r.backends)
-	profile := prof.name
-	if _, ok := r.profiles[profile]; !ok {
-		r.profiles[profile] = prof.lines
-	}
-	r.beByName[name] = idx
-	r.guids[guid] = name
-	r.backends = append(r.backends, renderplan.Backend{
-		Name:    name,
-		GUID:    guid,
-		Profile: profile,
-		Mode:    mode,
-		Body:    body,
-		Servers: kept,
-	})
-	return backendToken(idx), nil
+	return p, nil
 }
 
-// checkServers drops (as problems) the servers that are invalid or whose
-// name is taken; it filters servers in place.
-func (r *renderState) checkServers(object, backend string, servers []renderplan.Server) []renderplan.Server {
+// refused reports whether p is left out whatever was recorded before it.
+func (p *preparedBackend) refused() bool {
+	return p.nameBad != "" || p.guidBad != "" || p.linesBad != "" || p.profileErr != nil
+}
+
+// addBackend records p after the backends recorded so far and returns its
+// index; ok is false when p is left out (a problem says why).
+func (r *renderState) addBackend(p *preparedBackend) (idx int, ok bool, err error) {
+	if p.svcKey != nil {
+		r.useServers(*p.svcKey, p.svc)
+	}
+	bad := func(msg string) (int, bool, error) {
+		r.addProblem(p.object, ReasonBackendInvalid, msg)
+		return 0, false, nil
+	}
+	if p.nameBad != "" {
+		return bad(p.nameBad)
+	}
+	if _, dup := r.beByName[p.name]; dup {
+		return 0, false, fmt.Errorf("backend: backend %q recorded twice", p.name)
+	}
+	if p.guidBad != "" {
+		return bad(p.guidBad)
+	}
+	if owner, dup := r.guids[p.guid]; dup {
+		return bad(fmt.Sprintf("backend %q: guid %q already used by backend %q", p.name, p.guid, owner))
+	}
+	if p.profileErr != nil {
+		return 0, false, p.profileErr
+	}
+	if p.linesBad != "" {
+		return bad(p.linesBad)
+	}
+	r.problems = append(r.problems, p.serverProblems...)
+	idx = len(r.backends)
+	if _, ok := r.profiles[p.profile.name]; !ok {
+		r.profiles[p.profile.name] = p.profile.lines
+	}
+	r.beByName[p.name] = idx
+	r.guids[p.guid] = p.name
+	r.backends = append(r.backends, renderplan.Backend{
+		Name:    p.name,
+		GUID:    p.guid,
+		Profile: p.profile.name,
+		Mode:    p.mode,
+		Body:    p.body,
+		Servers: p.servers,
+	})
+	return idx, true, nil
+}
+
+// checkServers drops the servers that are invalid or whose name is
+// taken, and returns the problems saying so; it filters servers in place.
+func checkServers(object, backend string, servers []renderplan.Server) ([]renderplan.Server, []Problem) {
 	kept := servers[:0]
+	var problems []Problem
 	seen := make(map[string]bool, len(servers))
 	for _, s := range servers {
 		if p := serverProblem(s); p != "" {
-			r.addProblem(object, ReasonServerInvalid, fmt.Sprintf("backend %q: server %q: %s", backend, s.Name, p))
+			problems = append(problems, Problem{Object: object, Reason: ReasonServerInvalid, Message: fmt.Sprintf("backend %q: server %q: %s", backend, s.Name, p)})
 			continue
 		}
 		if seen[s.Name] {
-			r.addProblem(object, ReasonServerInvalid, fmt.Sprintf("backend %q: server %q: name used twice", backend, s.Name))
+			problems = append(problems, Problem{Object: object, Reason: ReasonServerInvalid, Message: fmt.Sprintf("backend %q: server %q: name used twice", backend, s.Name)})
 			continue
 		}
 		seen[s.Name] = true
 		kept = append(kept, s)
 	}
-	return kept
+	return kept, problems
 }
 
-// profileFor returns the profile (name and lines) a backend with these
+// profileCache builds the profile (name and lines) a backend with given
 // inputs uses, or a problem (an input that would make a bad line); err is
-// a template bug (a non-string timeout). Results are cached per render by
-// the inputs' text, so backends of one shape build, check and digest their
-// lines once.
-func (r *renderState) profileFor(mode, balance string, timeouts map[string]any, options []string, defaultServer string, extra []string) (profileResult, error) {
+// a template bug (a non-string timeout). Results are cached by the
+// inputs' text, so backends of one shape build, check and digest their
+// lines once. The zero value is ready; it is not safe for concurrent use.
+type profileCache struct {
+	m      map[string]profileResult
+	keyBuf []byte
+}
+
+// maxProfiles bounds a profileCache that lives across renders.
+const maxProfiles = 1024
+
+func (c *profileCache) get(mode, balance string, timeouts map[string]any, options []string, defaultServer string, extra []string) (profileResult, error) {
 	// The cache key is every input, NUL-separated (inputs with a NUL
 	// fail renderplan.CheckLine, and are then not cached as good).
-	buf := r.keyBuf[:0]
+	buf := c.keyBuf[:0]
 	buf = append(buf, mode...)
 	buf = append(buf, 0)
 	buf = append(buf, balance...)
@@ -223,16 +314,19 @@ func (r *renderState) profileFor(mode, balance string, timeouts map[string]any, 
 		buf = append(buf, 3)
 		buf = append(buf, l...)
 	}
-	r.keyBuf = buf
-	if c, ok := r.profileCache[string(buf)]; ok {
-		return c, nil
+	c.keyBuf = buf
+	if res, ok := c.m[string(buf)]; ok {
+		return res, nil
 	}
 	key := string(buf)
 	res, err := buildProfile(mode, balance, tkeys, timeouts, options, defaultServer, extra)
 	if err != nil {
 		return res, err
 	}
-	r.profileCache[key] = res
+	if c.m == nil || len(c.m) >= maxProfiles {
+		c.m = map[string]profileResult{}
+	}
+	c.m[key] = res
 	return res, nil
 }
 
@@ -295,6 +389,14 @@ const (
 	tokenEnd   = '\x00'
 )
 
+// namedBackendToken is the token of a backend recorded by a renderEach
+// item, which does not know the backend's index: "=" name, SOH, guid. A
+// name and guid pair names at most one recorded backend; a token whose
+// backend was left out after all (its guid was taken) stands for nothing.
+func namedBackendToken(name, guid string) string {
+	return tokenStart + "=" + name + "\x01" + guid + string(rune(tokenEnd))
+}
+
 func backendToken(idx int) string {
 	b := make([]byte, 0, len(tokenStart)+12)
 	b = append(b, tokenStart...)
@@ -304,7 +406,7 @@ func backendToken(idx int) string {
 
 // parseServers accepts a list of server dicts ([]any or []map[string]any,
 // as sprig's list and backendServers give) or a []renderplan.Server.
-func (r *renderState) parseServers(v any) ([]renderplan.Server, error) {
+func parseServers(v any) ([]renderplan.Server, error) {
 	switch x := v.(type) {
 	case nil:
 		return nil, nil

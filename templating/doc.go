@@ -84,13 +84,14 @@
 // their side effects (mapEntry, problem, claim) are recorded per item and
 // applied afterwards in list order, so the result equals a sequential
 // range. Inside it a snippet may use render, renderGlob, cacheGet (read
-// only), problem, mapEntry, claim and the stateless functions; calling
+// only), problem, mapEntry, claim, backend and the stateless functions; calling
 // any other author-API function is a render error, and it must not modify
 // shared values (set on a cached dict). Each item's output and effects
-// depend only on the item and the cacheGet values it read, so an Engine
+// depend only on the item, the cacheGet values it read and the Services
+// and EndpointSlices its backends' servers came from, so an Engine
 // replays an item it rendered before while the item is the same store
-// object and those values have the same content: a render after one
-// object changed executes that object's item alone. Items that read the
+// object and those inputs are unchanged: a render after one object
+// changed executes that object's item alone. Items that read the
 // store through a cached .resources, and items that are not store
 // objects, always run. Store objects and values passed to claim are
 // read-only: a replayed item hands out the same values again. claim "registry" key value records value under key

@@ -22,11 +22,12 @@ const eachMinChunk = 64
 // effects (mapEntry, problem, claim) are recorded per item and applied
 // afterwards in list order, so the result is the same as a sequential
 // range, whatever the parallelism. Inside, a snippet may call render and
-// renderGlob (run in the same item), cacheGet (read-only) and the
+// renderGlob (run in the same item), cacheGet (read-only), backend and the
 // stateless functions; the other author-API functions are errors there.
-// Because one item's output and effects depend on that item and the
-// cacheGet values it read alone, the engine replays items it rendered
-// before instead of executing them again (eachmemo.go).
+// Because one item's output and effects depend on that item, the cacheGet
+// values it read and the Services and EndpointSlices its backends were
+// resolved from, the engine replays items it rendered before instead of
+// executing them again (eachmemo.go).
 func (r *renderState) renderEach(name string, list any) (string, error) {
 	if err := r.ctx.Err(); err != nil {
 		return "", err
@@ -78,7 +79,9 @@ func (r *renderState) renderEach(name string, list any) (string, error) {
 	}
 	out.Grow(size)
 	for _, res := range results {
-		r.replayOps(res.ops)
+		if err := r.replayOps(res.ops); err != nil {
+			return "", fmt.Errorf("renderEach %q: %w", name, err)
+		}
 		out.WriteString(res.out)
 	}
 	return out.String(), nil
@@ -94,9 +97,19 @@ func (r *renderState) replayable(res *eachResult, prints *cachePrints) bool {
 		}
 	}
 	for i := range res.ops {
-		if res.ops[i].kind == opMapEntry {
-			if _, ok := r.mapsByKey[res.ops[i].mapName]; !ok {
+		op := &res.ops[i]
+		switch op.kind {
+		case opMapEntry:
+			if _, ok := r.mapsByKey[op.mapName]; !ok {
 				return false
+			}
+		case opBackend:
+			// The servers must still come from the same objects.
+			if k := op.be.svcKey; k != nil {
+				svc, _ := r.store.Get(r.e.serviceAlias, k.ns, k.svc)
+				if !op.be.svc.current(svc, r.slicesFor(k.ns, k.svc)) {
+					return false
+				}
 			}
 		}
 	}
@@ -197,9 +210,13 @@ type fragment struct {
 	depth  int
 	out    bytes.Buffer
 	ops    []fragOp
-	deps   []cacheDep
-	marks  []fragMark // where each item starts in out, ops and deps
-	err    error
+	// profiles and mergeBuf serve backend calls; profiles outlives
+	// renders (a pooled fragment keeps it).
+	profiles profileCache
+	mergeBuf map[string]any
+	deps     []cacheDep
+	marks    []fragMark // where each item starts in out, ops and deps
+	err      error
 }
 
 // fragMark is where one item's output, effects and reads start.
@@ -214,6 +231,7 @@ const (
 	opMapEntry fragOpKind = iota
 	opProblem
 	opClaim
+	opBackend
 )
 
 // fragOp is one recorded side effect.
@@ -222,6 +240,7 @@ type fragOp struct {
 	m       *mapState
 	a, b, c string // map key, value, object; or problem object, reason, message; or registry, key
 	val     any    // claim value
+	be      *preparedBackend
 }
 
 func (f *fragment) funcs() template.FuncMap {
@@ -238,6 +257,7 @@ func (f *fragment) funcs() template.FuncMap {
 	fm["problem"] = f.problem
 	fm["mapEntry"] = f.mapEntry
 	fm["claim"] = f.claim
+	fm["backend"] = f.backend
 	return fm
 }
 
@@ -340,9 +360,33 @@ func (f *fragment) split(results []*eachResult) []*eachResult {
 	return results
 }
 
+// backend prepares a backend in the item and records it; the render adds
+// it when it applies the item's effects. The token names the backend, so
+// that the item's output stays valid when a later render replays it.
+func (f *fragment) backend(d map[string]any, more ...map[string]any) (string, error) {
+	var resolve resolver
+	if e := f.r.e; e.serviceAlias != "" && e.sliceAlias != "" {
+		resolve = f.resolve
+	}
+	p, err := prepareBackend(d, more, &f.mergeBuf, resolve, &f.profiles)
+	if err != nil {
+		return "", err
+	}
+	f.ops = append(f.ops, fragOp{kind: opBackend, be: p})
+	if p.refused() {
+		return "", nil
+	}
+	return namedBackendToken(p.name, p.guid), nil
+}
+
+func (f *fragment) resolve(key serversKey) *serversEntry {
+	r := f.r
+	return resolveCached(r.e, r.store, scanSlicesFor(r.e, r.store, key.ns, key.svc), key)
+}
+
 // replayOps applies an item's effects, as its calls would have in a
 // sequential render.
-func (r *renderState) replayOps(ops []memoOp) {
+func (r *renderState) replayOps(ops []memoOp) error {
 	for i := range ops {
 		op := &ops[i]
 		switch op.kind {
@@ -352,8 +396,13 @@ func (r *renderState) replayOps(ops []memoOp) {
 			r.addProblem(op.a, op.b, op.c)
 		case opClaim:
 			r.claim(op.a, op.b, op.val)
+		case opBackend:
+			if _, _, err := r.addBackend(op.be); err != nil {
+				return err
+			}
 		}
 	}
+	return nil
 }
 
 // claim "registry" key value records value under key in the named

@@ -63,7 +63,7 @@ func TestRenderEachMatchesASequentialRange(t *testing.T) {
 
 func TestRenderEachRefusesFunctionsThatChangeTheRender(t *testing.T) {
 	for _, call := range []string{
-		`backend (dict "name" "x")`, `cacheSet "k" 1`, `claimed "reg"`, `registerMap (dict "name" "n")`,
+		`cacheSet "k" 1`, `claimed "reg"`, `registerMap (dict "name" "n")`,
 		`renderEach "line" (list 1)`, `memo "line" "k" 1`, `file (dict "name" "f" "content" "")`,
 	} {
 		t.Run(call, func(t *testing.T) {
@@ -77,6 +77,50 @@ snippets:
 				t.Errorf("error = %v, want a refusal", err)
 			}
 		})
+	}
+}
+
+// backendItems are backend calls that a renderEach item and a sequential
+// range must record alike: a Service backend, a bad name, a guid taken by
+// an earlier backend, a bad server, and a Service that does not exist.
+const backendItems = `(list
+  (dict "name" "be_web" "service" (dict "namespace" "shop" "service" "web" "port" 80))
+  (dict "name" "bad name")
+  (dict "name" "be_b" "guid" "g1")
+  (dict "name" "be_c" "guid" "g1")
+  (dict "name" "be_d" "servers" (list (dict "name" "s1" "address" "10.0.0.1" "port" 80) (dict "name" "s2" "address" "nope" "port" 80)))
+  (dict "name" "be_gone" "service" (dict "namespace" "shop" "service" "gone" "port" 80)))`
+
+func TestRenderEachBackendsMatchASequentialRange(t *testing.T) {
+	objs := []map[string]any{
+		{"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{"namespace": "shop", "name": "web"}, "spec": map[string]any{"ports": []any{map[string]any{"name": "http", "port": int64(80)}}}},
+		{"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice", "metadata": map[string]any{"namespace": "shop", "name": "web-1", "labels": map[string]any{"kubernetes.io/service-name": "web"}},
+			"ports": []any{map[string]any{"name": "http", "port": int64(8080)}}, "endpoints": []any{map[string]any{"addresses": []any{"10.1.0.1"}, "targetRef": map[string]any{"name": "pod-a"}}}},
+	}
+	snippets := "\nsnippets:\n  be:\n    template: |\n      {{ backend (dict \"mode\" \"http\") . }}\n"
+	each, eProblems, err := renderConfig(t, configWith(t, `{{ renderEach "be" `+backendItems+` }}`, snippets), objs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq, sProblems, err := renderConfig(t, configWith(t, `{{ range `+backendItems+` }}{{ render "be" . }}{{ end }}`, snippets), objs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(seq.Plan, each.Plan); diff != "" {
+		t.Errorf("plan (-sequential +renderEach):\n%s", diff)
+	}
+	if diff := cmp.Diff(sProblems, eProblems); diff != "" {
+		t.Errorf("problems (-sequential +renderEach):\n%s", diff)
+	}
+	if len(each.Plan.Backends) != 4 || len(eProblems) != 4 {
+		t.Errorf("backends %v, problems %v: want be_b, be_d, be_gone and be_web; a bad name, a taken guid, a bad server and a missing Service", each.Plan.Backends, eProblems)
+	}
+}
+
+func TestRenderEachBackendRecordedTwiceIsARenderError(t *testing.T) {
+	cfg := configWith(t, `{{ renderEach "be" (list 1 2) }}`, "\nsnippets:\n  be:\n    template: |\n      {{ backend (dict \"name\" \"x\") }}\n")
+	if _, _, err := renderConfig(t, cfg); err == nil || !strings.Contains(err.Error(), `backend "x" recorded twice`) {
+		t.Errorf("error = %v, want the second backend refused", err)
 	}
 }
 

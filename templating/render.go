@@ -173,23 +173,19 @@ type renderState struct {
 	cache    map[string]any
 	memo     map[memoKey]string
 
-	backends []renderplan.Backend
-	beByName map[string]int
-	guids    map[string]string   // guid → backend name
-	profiles map[string][]string // name → lines
-	// profileCache maps a backend's profile inputs to its profile
-	// (profileFor); keyBuf is its reusable key buffer.
-	profileCache map[string]profileResult
-	keyBuf       []byte
-	mergeBuf     map[string]any // backend's merged dicts
+	backends     []renderplan.Backend
+	beByName     map[string]int
+	guids        map[string]string   // guid → backend name
+	profiles     map[string][]string // name → lines
+	profileCache profileCache        // backend profiles by their inputs
+	mergeBuf     map[string]any      // backend's merged dicts
 	// registries are claim's first-wins registries (each.go).
 	registries map[string]map[string]any
 	mapsByKey  map[string]*mapState
 	files      map[string]*renderplan.FileContent // by path
 
-	servers     map[serversKey][]renderplan.Server // backendServers results
-	usedServers map[serversKey]*serversEntry       // the engine's next serversCache
-	slicesBySvc map[string][]map[string]any        // when the slice alias is not indexed by service
+	usedServers map[serversKey]*serversEntry // this render's resolutions: the engine's next serversCache
+	slicesBySvc map[string][]map[string]any  // when the slice alias is not indexed by service
 	// eachPrev is the engine's renderEach memo as this render found it;
 	// eachUsed, the results this render used (the engine's next memo).
 	eachPrev, eachUsed map[eachKey]*eachResult
@@ -205,22 +201,20 @@ func newRenderState(ctx context.Context, e *Engine, store Store, opts RenderOpti
 		extra = map[string]any{}
 	}
 	r := &renderState{
-		ctx:          ctx,
-		e:            e,
-		store:        store,
-		trace:        opts.Trace,
-		cache:        map[string]any{},
-		memo:         map[memoKey]string{},
-		beByName:     map[string]int{},
-		guids:        map[string]string{},
-		profiles:     map[string][]string{},
-		profileCache: map[string]profileResult{},
-		registries:   map[string]map[string]any{},
-		mapsByKey:    map[string]*mapState{},
-		files:        map[string]*renderplan.FileContent{},
-		servers:      make(map[serversKey][]renderplan.Server, e.servers.size()),
-		usedServers:  make(map[serversKey]*serversEntry, e.servers.size()),
-		eachPrev:     e.each.snapshot(),
+		ctx:         ctx,
+		e:           e,
+		store:       store,
+		trace:       opts.Trace,
+		cache:       map[string]any{},
+		memo:        map[memoKey]string{},
+		beByName:    map[string]int{},
+		guids:       map[string]string{},
+		profiles:    map[string][]string{},
+		registries:  map[string]map[string]any{},
+		mapsByKey:   map[string]*mapState{},
+		files:       map[string]*renderplan.FileContent{},
+		usedServers: make(map[serversKey]*serversEntry, e.servers.size()),
+		eachPrev:    e.each.snapshot(),
 	}
 	r.eachUsed = make(map[eachKey]*eachResult, len(r.eachPrev))
 	res := make(map[string]*Resources, len(e.resources))

@@ -82,19 +82,19 @@ func parseServiceRef(fn string, d map[string]any) (serviceRef, error) {
 }
 
 // servicesServers resolves a service reference once per render (the
-// result is shared: callers must copy before changing it).
+// result is shared: callers must copy before changing it); the
+// resolution's problems are reported on its first use in the render.
 func (r *renderState) servicesServers(ref serviceRef, object string) ([]renderplan.Server, error) {
 	if r.e.serviceAlias == "" || r.e.sliceAlias == "" {
-		return nil, errors.New("the config must watch services (v1) and endpointslices (discovery.k8s.io)")
+		return nil, errServicesNotWatched
 	}
 	key := serversKey{ref.ns, ref.svc, ref.portName, ref.portNum, object}
-	servers, ok := r.servers[key]
-	if !ok {
-		servers = r.resolveServersCached(key)
-		r.servers[key] = servers
-	}
-	return servers, nil
+	e := r.resolveEntry(key)
+	r.useServers(key, e)
+	return e.servers, nil
 }
+
+var errServicesNotWatched = errors.New("the config must watch services (v1) and endpointslices (discovery.k8s.io)")
 
 // serversKey identifies one backendServers resolution within a render.
 type serversKey struct {
@@ -103,16 +103,23 @@ type serversKey struct {
 	object            string
 }
 
-func (r *renderState) resolveServers(ns, svcName, portName string, portNum int, object string) []renderplan.Server {
-	svc, ok := r.store.Get(r.e.serviceAlias, ns, svcName)
-	if !ok {
-		r.addProblem(object, ReasonServiceNotFound, fmt.Sprintf("service %s/%s not found", ns, svcName))
-		return nil
+// resolveServers resolves a Service port's ready endpoints, given the
+// Service (nil when missing) and its EndpointSlices, into servers sorted by
+// name, and the problems found on the way. It reads nothing else.
+func resolveServers(svc map[string]any, svcSlices []map[string]any, key serversKey) ([]renderplan.Server, []Problem) {
+	ns, svcName, object := key.ns, key.svc, key.object
+	var problems []Problem
+	problem := func(reason, msg string) {
+		problems = append(problems, Problem{Object: object, Reason: reason, Message: msg})
+	}
+	if svc == nil {
+		problem(ReasonServiceNotFound, fmt.Sprintf("service %s/%s not found", ns, svcName))
+		return nil, problems
 	}
 	spec, _ := svc["spec"].(map[string]any)
 	if t, _ := spec["type"].(string); t == "ExternalName" {
-		r.addProblem(object, ReasonServiceUnsupported, fmt.Sprintf("service %s/%s is of type ExternalName", ns, svcName))
-		return nil
+		problem(ReasonServiceUnsupported, fmt.Sprintf("service %s/%s is of type ExternalName", ns, svcName))
+		return nil, problems
 	}
 	// Find the Service port; its name is the EndpointSlice port's name.
 	found := false
@@ -122,21 +129,20 @@ func (r *renderState) resolveServers(ns, svcName, portName string, portNum int, 
 		pm, _ := p.(map[string]any)
 		name, _ := pm["name"].(string)
 		num, _ := toInt(pm["port"])
-		if (portName != "" && name == portName) || (portName == "" && num == portNum) {
+		if (key.portName != "" && name == key.portName) || (key.portName == "" && num == key.portNum) {
 			slicePortName, found = name, true
 			break
 		}
 	}
 	if !found {
-		want := portName
+		want := key.portName
 		if want == "" {
-			want = strconv.Itoa(portNum)
+			want = strconv.Itoa(key.portNum)
 		}
-		r.addProblem(object, ReasonServicePortNotFound, fmt.Sprintf("service %s/%s has no port %s", ns, svcName, want))
-		return nil
+		problem(ReasonServicePortNotFound, fmt.Sprintf("service %s/%s has no port %s", ns, svcName, want))
+		return nil, problems
 	}
 
-	svcSlices := r.slicesFor(ns, svcName)
 	n := 0
 	for _, slice := range svcSlices {
 		eps, _ := slice["endpoints"].([]any)
@@ -176,7 +182,7 @@ func (r *renderState) resolveServers(ns, svcName, portName string, portNum int, 
 			addrStr, _ := addrs[0].(string)
 			addr, err := netip.ParseAddr(addrStr)
 			if err != nil || addr.Zone() != "" {
-				r.addProblem(object, ReasonEndpointInvalid, fmt.Sprintf("service %s/%s: endpoint address %q is not an IP address", ns, svcName, addrStr))
+				problem(ReasonEndpointInvalid, fmt.Sprintf("service %s/%s: endpoint address %q is not an IP address", ns, svcName, addrStr))
 				continue
 			}
 			name := ""
@@ -198,7 +204,7 @@ func (r *renderState) resolveServers(ns, svcName, portName string, portNum int, 
 			})
 		}
 	}
-	return dedupeServers(servers)
+	return dedupeServers(servers), problems
 }
 
 // slicesFor returns the EndpointSlices of one Service.
@@ -209,18 +215,40 @@ func (r *renderState) slicesFor(ns, svc string) []map[string]any {
 	if r.slicesBySvc == nil {
 		r.slicesBySvc = map[string][]map[string]any{}
 		for _, s := range r.store.List(r.e.sliceAlias) {
-			sns, _, _ := objectMeta(s)
-			md, _ := s["metadata"].(map[string]any)
-			labels, _ := md["labels"].(map[string]any)
-			name, _ := labels[labelServiceName].(string)
-			if name == "" {
-				continue
+			if name := serviceOfSlice(s); name != "" {
+				k := namespaceOf(s) + "\x00" + name
+				r.slicesBySvc[k] = append(r.slicesBySvc[k], s)
 			}
-			k := sns + "\x00" + name
-			r.slicesBySvc[k] = append(r.slicesBySvc[k], s)
 		}
 	}
 	return r.slicesBySvc[ns+"\x00"+svc]
+}
+
+// scanSlicesFor is slicesFor without the render's index: a linear scan,
+// safe for concurrent use (renderEach items on an unindexed slice alias).
+func scanSlicesFor(e *Engine, store Store, ns, svc string) []map[string]any {
+	if e.sliceIndexed {
+		return store.Fetch(e.sliceAlias, ns, svc)
+	}
+	var out []map[string]any
+	for _, s := range store.List(e.sliceAlias) {
+		if namespaceOf(s) == ns && serviceOfSlice(s) == svc {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func namespaceOf(obj map[string]any) string {
+	ns, _, _ := objectMeta(obj)
+	return ns
+}
+
+func serviceOfSlice(s map[string]any) string {
+	md, _ := s["metadata"].(map[string]any)
+	labels, _ := md["labels"].(map[string]any)
+	name, _ := labels[labelServiceName].(string)
+	return name
 }
 
 // addressName is the server name of an endpoint without a target

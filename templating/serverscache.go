@@ -47,25 +47,41 @@ func (c *serversCache) replace(m map[serversKey]*serversEntry) {
 	c.m = m
 }
 
-// resolveServersCached is resolveServers, reusing the engine's previous
-// resolution when its objects are the same; problems are replayed.
-func (r *renderState) resolveServersCached(key serversKey) []renderplan.Server {
-	svc, _ := r.store.Get(r.e.serviceAlias, key.ns, key.svc)
-	svcSlices := r.slicesFor(key.ns, key.svc)
-	if e := r.e.servers.get(key); e != nil && sameObject(e.svc, svc) && slices.EqualFunc(e.slices, svcSlices, sameObject) {
-		r.problems = append(r.problems, e.problems...)
-		r.usedServers[key] = e
-		return e.servers
+// resolveEntry returns the resolution of key for this render: the one
+// this render already used, else the engine's previous one when its
+// objects are still the ones in the store, else a new one.
+func (r *renderState) resolveEntry(key serversKey) *serversEntry {
+	if e, ok := r.usedServers[key]; ok {
+		return e
 	}
-	start := len(r.problems)
-	servers := r.resolveServers(key.ns, key.svc, key.portName, key.portNum, key.object)
-	r.usedServers[key] = &serversEntry{
-		svc:      svc,
-		slices:   slices.Clone(svcSlices),
-		servers:  servers,
-		problems: slices.Clone(r.problems[start:]),
+	return resolveCached(r.e, r.store, r.slicesFor(key.ns, key.svc), key)
+}
+
+// resolveCached resolves key against store, reusing the engine's previous
+// resolution when its objects are still the ones in the store. Safe for
+// concurrent use.
+func resolveCached(e *Engine, store Store, svcSlices []map[string]any, key serversKey) *serversEntry {
+	svc, _ := store.Get(e.serviceAlias, key.ns, key.svc)
+	if prev := e.servers.get(key); prev != nil && prev.current(svc, svcSlices) {
+		return prev
 	}
-	return servers
+	servers, problems := resolveServers(svc, svcSlices, key)
+	return &serversEntry{svc: svc, slices: slices.Clone(svcSlices), servers: servers, problems: problems}
+}
+
+// current reports whether e was made from these very objects.
+func (e *serversEntry) current(svc map[string]any, svcSlices []map[string]any) bool {
+	return sameObject(e.svc, svc) && slices.EqualFunc(e.slices, svcSlices, sameObject)
+}
+
+// useServers makes e this render's resolution of key; its problems are
+// reported on the first use.
+func (r *renderState) useServers(key serversKey, e *serversEntry) {
+	if _, done := r.usedServers[key]; done {
+		return
+	}
+	r.usedServers[key] = e
+	r.problems = append(r.problems, e.problems...)
 }
 
 // sameObject reports whether a and b are the same map (not equal ones).
