@@ -414,7 +414,7 @@ func (r *renderState) replayOps(ops []memoOp) error {
 func (r *renderState) claim(registry, key string, value any) string {
 	reg := r.registries[registry]
 	if reg == nil {
-		reg = map[string]any{}
+		reg = make(map[string]any, r.hints.sizes[registry])
 		r.registries[registry] = reg
 	}
 	if _, taken := reg[key]; !taken {
@@ -426,7 +426,7 @@ func (r *renderState) claim(registry, key string, value any) string {
 func (r *renderState) claimed(registry string) map[string]any {
 	reg := r.registries[registry]
 	if reg == nil {
-		reg = map[string]any{}
+		reg = make(map[string]any, r.hints.sizes[registry])
 		r.registries[registry] = reg
 	}
 	return reg

@@ -55,6 +55,7 @@ type Engine struct {
 	// eachSalt numbers renderEach calls; eachExecuted counts the items
 	// executed rather than replayed.
 	each         *eachMemo
+	hints        hintsBox
 	eachSalt     atomic.Uint64
 	eachExecuted atomic.Int64
 	// renderPool and fragPool hold template clones renders reuse (pool.go).

@@ -37,7 +37,8 @@ func (r *renderState) registerMapLocked(name string, ordered bool) (string, erro
 		}
 		return dirMaps + "/" + name, nil
 	}
-	r.mapsByKey[name] = &mapState{name: name, ordered: ordered, byKey: map[string]int{}}
+	n := r.hints.sizes[dirMaps+"/"+name]
+	r.mapsByKey[name] = &mapState{name: name, ordered: ordered, byKey: make(map[string]int, n), entries: make([]renderplan.MapEntry, 0, n)}
 	return dirMaps + "/" + name, nil
 }
 

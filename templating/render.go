@@ -155,6 +155,7 @@ func (e *Engine) Render(ctx context.Context, store Store, opts RenderOptions) (*
 	}
 	r.e.servers.replace(r.usedServers)
 	r.e.each.replace(r.eachUsed)
+	r.e.hints.set(r.sizeHints())
 	return out, sortProblems(r.problems), nil
 }
 
@@ -186,6 +187,8 @@ type renderState struct {
 
 	usedServers map[serversKey]*serversEntry // this render's resolutions: the engine's next serversCache
 	slicesBySvc map[string][]map[string]any  // when the slice alias is not indexed by service
+	// hints are the sizes of the engine's previous render.
+	hints sizeHints
 	// eachPrev is the engine's renderEach memo as this render found it;
 	// eachUsed, the results this render used (the engine's next memo).
 	eachPrev, eachUsed map[eachKey]*eachResult
@@ -207,8 +210,7 @@ func newRenderState(ctx context.Context, e *Engine, store Store, opts RenderOpti
 		trace:       opts.Trace,
 		cache:       map[string]any{},
 		memo:        map[memoKey]string{},
-		beByName:    map[string]int{},
-		guids:       map[string]string{},
+		hints:       e.hints.get(),
 		profiles:    map[string][]string{},
 		registries:  map[string]map[string]any{},
 		mapsByKey:   map[string]*mapState{},
@@ -217,6 +219,9 @@ func newRenderState(ctx context.Context, e *Engine, store Store, opts RenderOpti
 		eachPrev:    e.each.snapshot(),
 	}
 	r.eachUsed = make(map[eachKey]*eachResult, len(r.eachPrev))
+	r.beByName = make(map[string]int, r.hints.backends)
+	r.guids = make(map[string]string, r.hints.backends)
+	r.backends = make([]renderplan.Backend, 0, r.hints.backends)
 	res := make(map[string]*Resources, len(e.resources))
 	for alias := range e.resources {
 		res[alias] = &Resources{alias: alias, store: store}
