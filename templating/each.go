@@ -345,6 +345,8 @@ func (f *fragment) split(results []*eachResult) []*eachResult {
 			for j, op := range f.ops[m.ops:next.ops] {
 				if op.m != nil {
 					res.ops[j].mapName = op.m.name
+					// Checked once here, in the worker, not on every replay.
+					res.ops[j].invalid = entryProblem(op.m.name, op.a, op.b)
 					op.m = nil // map states belong to this render
 				}
 				res.ops[j].fragOp = op
@@ -391,7 +393,11 @@ func (r *renderState) replayOps(ops []memoOp) error {
 		op := &ops[i]
 		switch op.kind {
 		case opMapEntry:
-			r.addEntry(r.mapsByKey[op.mapName], op.a, op.b, op.c)
+			if op.invalid != "" {
+				r.addProblem(op.c, ReasonMapEntryInvalid, op.invalid)
+			} else {
+				r.addCheckedEntry(r.mapsByKey[op.mapName], op.a, op.b, op.c)
+			}
 		case opProblem:
 			r.addProblem(op.a, op.b, op.c)
 		case opClaim:

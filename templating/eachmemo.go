@@ -58,6 +58,7 @@ type eachResult struct {
 type memoOp struct {
 	fragOp
 	mapName string
+	invalid string // a map entry's entryProblem
 }
 
 // cacheDep is a cacheGet key an item read and the content it had.

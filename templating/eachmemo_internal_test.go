@@ -182,3 +182,46 @@ func TestFingerprintsTellPlainValuesApart(t *testing.T) {
 		}
 	}
 }
+
+func TestRenderEachReplaysInvalidMapEntriesAsProblems(t *testing.T) {
+	cfg, err := ParseConfig([]byte(`
+watchedResources:
+  ingresses: {apiVersion: networking.k8s.io/v1, resource: ingresses, indexBy: ["metadata.namespace", "metadata.name"]}
+haproxyConfig:
+  template: |
+    {{- $_ := registerMap (dict "name" "m.map") -}}
+    {{ renderEach "item" .resources.ingresses.List }}
+snippets:
+  item:
+    template: '{{ mapEntry "m.map" (print .metadata.name " x") "v" }}{{ mapEntry "m.map" .metadata.name "v" }}'
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := Compile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := NewMemoryStore(cfg.WatchedResources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Update("ingresses", memoObject("Ingress", "a", "1")); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		out, problems, err := e.Render(context.Background(), st.Snapshot(), RenderOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(problems) != 1 || problems[0].Reason != ReasonMapEntryInvalid || !strings.Contains(problems[0].Message, `key "a x"`) {
+			t.Errorf("render %d: problems %v, want the key with a space refused", i, problems)
+		}
+		if len(out.Plan.Maps) != 1 || len(out.Plan.Maps[0].Entries) != 1 {
+			t.Errorf("render %d: maps %v, want the one valid entry", i, out.Plan.Maps)
+		}
+	}
+	if n := e.eachExecuted.Load(); n != 1 {
+		t.Errorf("executed %d items, want 1 (the second render replays)", n)
+	}
+}

@@ -80,14 +80,28 @@ func (r *renderState) mapEntryArgs(name string, key, value any, object []string)
 }
 
 func (r *renderState) addEntry(m *mapState, k, v, obj string) {
-	if err := renderplan.CheckMapKey(k); err != nil {
-		r.addProblem(obj, ReasonMapEntryInvalid, fmt.Sprintf("map %s: key %q %v", m.name, k, err))
+	if msg := entryProblem(m.name, k, v); msg != "" {
+		r.addProblem(obj, ReasonMapEntryInvalid, msg)
 		return
+	}
+	r.addCheckedEntry(m, k, v, obj)
+}
+
+// entryProblem says why key k and value v cannot be an entry of map name,
+// or returns "".
+func entryProblem(name, k, v string) string {
+	if err := renderplan.CheckMapKey(k); err != nil {
+		return fmt.Sprintf("map %s: key %q %v", name, k, err)
 	}
 	if err := renderplan.CheckMapValue(v); err != nil {
-		r.addProblem(obj, ReasonMapEntryInvalid, fmt.Sprintf("map %s: key %q: value %q %v", m.name, k, v, err))
-		return
+		return fmt.Sprintf("map %s: key %q: value %q %v", name, k, v, err)
 	}
+	return ""
+}
+
+// addCheckedEntry is addEntry for a key and value that passed
+// entryProblem.
+func (r *renderState) addCheckedEntry(m *mapState, k, v, obj string) {
 	if i, dup := m.byKey[k]; dup {
 		if m.entries[i].Value != v {
 			r.addProblem(obj, ReasonMapKeyConflict, fmt.Sprintf("map %s: key %q already maps to %q; %q ignored", m.name, k, m.entries[i].Value, v))
