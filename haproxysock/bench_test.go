@@ -69,3 +69,60 @@ func BenchmarkMapLoad10000(b *testing.B) {
 	b.ReportMetric(float64(reload)/float64(pipelined), "reload/pipelined")
 	b.ReportMetric(float64(reload)/float64(chunked), "reload/payload")
 }
+
+// BenchmarkRouteAddBatches runs the five batches of a route add on 3.4
+// (add backend, add server, set server state ready, publish backend, add
+// map: one batch each, as the agent sends one per op) and the matching
+// removal, two ways in the same run: a Client.Run per batch (a connection
+// each) and all batches on one Session. It reports ms per route add and
+// remove for each.
+func BenchmarkRouteAddBatches(b *testing.B) {
+	if testing.Short() {
+		b.Skip("benchmark needs real HAProxy 3.4; skipped in -short")
+	}
+	e := startEnv(b, "3.4")
+	build := mustBuild(b)
+	batches := func(i int) [][]haproxysock.Command {
+		be := fmt.Sprintf("be_r%d", i)
+		host := fmt.Sprintf("r%d.example.test", i)
+		return [][]haproxysock.Command{
+			{build(haproxysock.AddBackend(be, "profile_http", haproxysock.BackendOptions{}))},
+			{build(haproxysock.AddServer(be, "s1", "127.0.0.1", e.a.Port, haproxysock.ServerOptions{}))},
+			{build(haproxysock.SetServerState(be, "s1", haproxysock.StateReady))},
+			{build(haproxysock.PublishBackend(be))},
+			{build(haproxysock.AddMap(e.hostsMap, host, be))},
+			// Removal, so that HAProxy's state stays the same size.
+			{build(haproxysock.DelMap(e.hostsMap, host))},
+			{build(haproxysock.UnpublishBackend(be))},
+			{build(haproxysock.SetServerState(be, "s1", haproxysock.StateMaint)), build(haproxysock.DelServer(be, "s1"))},
+			{build(haproxysock.DelBackend(be))},
+		}
+	}
+	var perRun, session time.Duration
+	i := 0
+	for b.Loop() {
+		i++
+		t0 := time.Now()
+		for _, batch := range batches(i) {
+			if _, err := e.client.Run(b.Context(), batch...); err != nil {
+				b.Fatal(err)
+			}
+		}
+		perRun += time.Since(t0)
+
+		i++
+		t0 = time.Now()
+		s := e.client.Session()
+		for _, batch := range batches(i) {
+			if _, err := s.Run(b.Context(), batch...); err != nil {
+				b.Fatal(err)
+			}
+		}
+		_ = s.Close()
+		session += time.Since(t0)
+	}
+	n := float64(b.N)
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / n }
+	b.ReportMetric(ms(perRun), "run-per-batch-ms/op")
+	b.ReportMetric(ms(session), "session-ms/op")
+}

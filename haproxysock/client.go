@@ -1,15 +1,11 @@
 package haproxysock
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -54,90 +50,13 @@ var versionReply = regexp.MustCompile(`^\d+\.\d+`)
 // answered) or the first command's failure, found with errors.As as a
 // [*CommandError]. Answers are delimited by the interactive prompt ("\n> "),
 // so a show command whose output holds a line starting with "> " would be
-// misread; no HAProxy object name can start that way.
+// misread; no HAProxy object name can start that way. Run is a [Session]
+// used once: to run several batches in a row, open one with
+// [Client.Session] and save a connection and its setup per batch.
 func (c *Client) Run(ctx context.Context, cmds ...Command) ([]Result, error) {
-	if c.Path == "" {
-		return nil, errors.New("haproxysock: client path is empty")
-	}
-	parts, err := c.plan(cmds)
-	if err != nil {
-		return nil, err
-	}
-	results := make([]Result, len(cmds))
-	for i, cmd := range cmds {
-		results[i] = Result{Command: cmd}
-	}
-	if len(cmds) == 0 {
-		return results, nil
-	}
-
-	var wait time.Duration
-	var out bytes.Buffer
-	out.WriteString("prompt\nset severity-output number\n")
-	for _, p := range parts {
-		out.Write(p.cmd.wire())
-		wait += p.cmd.wait
-	}
-	out.Write(sentinel.wire())
-
-	conn, err := dial(ctx, c.Path, c.timeout())
-	if err != nil {
-		return results, c.fail(results, parts, 0, err)
-	}
-	defer conn.Close()
-	dl := deadliner{ctx: ctx, conn: conn, timeout: c.timeout()}
-	stop := dl.watch()
-	defer stop()
-
-	var wg sync.WaitGroup
-	var werr error
-	wg.Go(func() {
-		werr = writeAll(dl, conn, out.Bytes())
-		if werr != nil {
-			// Unblock the reader: nothing more will be answered.
-			_ = conn.SetReadDeadline(time.Unix(1, 0))
-		}
-	})
-	segs, rerr := readPrompts(dl, conn, 2+len(parts)+1, wait)
-	if rerr != nil {
-		_ = conn.Close()
-	}
-	wg.Wait()
-
-	// segs[0] answers "prompt", segs[1] "set severity-output".
-	answered := max(len(segs)-2, 0)
-	replies := make([][]string, len(cmds))
-	for i := 0; i < answered && i < len(parts); i++ {
-		p := parts[i]
-		reply := cleanReply(segs[2+i])
-		text, _ := splitSeverity(reply)
-		replies[p.index] = append(replies[p.index], text)
-		if results[p.index].Err == nil {
-			results[p.index].Err = classify(p.cmd, reply)
-		}
-	}
-	for i := range results {
-		results[i].Reply = strings.Join(replies[i], "\n")
-	}
-
-	switch {
-	case rerr != nil:
-		if werr != nil && !errors.Is(rerr, context.Canceled) && !errors.Is(rerr, context.DeadlineExceeded) {
-			rerr = fmt.Errorf("%w (write: %w)", rerr, werr)
-		}
-		return results, c.fail(results, parts, answered, rerr)
-	case werr != nil:
-		return results, c.fail(results, parts, answered, werr)
-	}
-	if got, _ := splitSeverity(cleanReply(segs[len(segs)-1])); !versionReply.MatchString(got) {
-		return results, c.fail(results, parts, answered, fmt.Errorf("%w: sentinel answered %q", ErrProtocol, got))
-	}
-	for i, r := range results {
-		if r.Err != nil {
-			return results, fmt.Errorf("command %d of %d: %w", i+1, len(results), r.Err)
-		}
-	}
-	return results, nil
+	s := c.Session()
+	defer s.Close()
+	return s.Run(ctx, cmds...)
 }
 
 // fail marks the commands whose parts were not all answered as not run
@@ -243,47 +162,6 @@ func writeAll(dl deadliner, conn net.Conn, b []byte) error {
 		b = b[w:]
 	}
 	return nil
-}
-
-// prompt ends every answer in interactive mode.
-var prompt = []byte("\n> ")
-
-// readPrompts reads until n prompts have arrived and returns the text
-// before each. It returns the segments read so far with an error when the
-// connection ends early or a read times out.
-func readPrompts(dl deadliner, r net.Conn, n int, extra time.Duration) ([]string, error) {
-	segs := make([]string, 0, n)
-	buf := make([]byte, 0, 64<<10)
-	tmp := make([]byte, 64<<10)
-	start, scan := 0, 0
-	for len(segs) < n {
-		if i := bytes.Index(buf[scan:], prompt); i >= 0 {
-			end := scan + i
-			segs = append(segs, string(buf[start:end]))
-			start = end + len(prompt)
-			scan = start
-			continue
-		}
-		scan = max(start, len(buf)-len(prompt)+1)
-		if start > 1<<20 && start == len(buf) {
-			buf, start, scan = buf[:0], 0, 0
-		}
-		if err := r.SetReadDeadline(dl.next(extra)); err != nil {
-			return segs, dl.ioErr("read", err)
-		}
-		m, err := r.Read(tmp)
-		buf = append(buf, tmp[:m]...)
-		if err != nil {
-			if m > 0 {
-				continue
-			}
-			if errors.Is(err, io.EOF) {
-				return segs, fmt.Errorf("%w: connection closed after %d of %d answers (last bytes %q)", ErrProtocol, len(segs), n, tail(buf[start:]))
-			}
-			return segs, dl.ioErr(fmt.Sprintf("read answer %d of %d", len(segs)+1, n), err)
-		}
-	}
-	return segs, nil
 }
 
 func tail(b []byte) string {

@@ -27,6 +27,13 @@
 // refused otherwise, because HAProxy 3.0 hangs and 3.2 closes the
 // connection on an oversized line or payload.
 //
+// A [Session] ([Client.Session]) runs several such batches one after the
+// other on one connection: it dials on its first Run, switches the
+// connection to interactive mode once, and then costs one round trip per
+// batch, each batch still ending with its own sentinel. A refused command
+// leaves it usable; a transport or framing failure ends it
+// ([ErrSessionClosed]). [Client.Run] is a session used for one batch.
+//
 // # Master socket
 //
 // [Master.Reload] runs a synchronous reload and returns HAProxy's startup
@@ -40,7 +47,7 @@
 //
 // [Client] and [Master] hold configuration only. Their methods may be
 // called from several goroutines at once; each call uses its own
-// connection. HAProxy itself serialises nothing across connections, so
+// connection. A [Session] owns one connection: its Runs are serialised. HAProxy itself serialises nothing across connections, so
 // callers that need an order between batches must wait for one Run before
 // starting the next. Every read and write is bounded by the context and by
 // the per-operation timeout.

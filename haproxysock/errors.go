@@ -24,6 +24,9 @@ var (
 	// ErrNotRun means the command was not run because an earlier failure
 	// ended the session before it.
 	ErrNotRun = errors.New("haproxysock: command not run")
+	// ErrSessionClosed means a [Session] was closed, or ended by an
+	// earlier transport or framing failure, and sends nothing more.
+	ErrSessionClosed = errors.New("haproxysock: session closed")
 )
 
 // CommandError is HAProxy refusing one command. It keeps the line sent and

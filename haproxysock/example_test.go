@@ -89,3 +89,37 @@ func ExampleMaster_Reload() {
 		}
 	}
 }
+
+// A map replace on one session: "prepare map" answers the version the
+// next batch fills and commits. Each batch costs one round trip, and the
+// second is not sent when the first fails.
+func ExampleClient_Session() {
+	c := &haproxysock.Client{Path: "/run/haproxy/stats.sock", Timeout: 2 * time.Second}
+	s := c.Session()
+	defer s.Close()
+	ctx := context.Background()
+	const hosts = "/etc/haproxy/maps/hosts.map"
+	prepare, err := haproxysock.PrepareMap(hosts)
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := s.Run(ctx, prepare)
+	if err != nil {
+		log.Fatal(err)
+	}
+	version, err := haproxysock.ParsePrepareMap(res[0].Reply)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fill, err := haproxysock.AddMapVersionPayload(version, hosts, []haproxysock.MapEntry{{Key: "shop.example.com", Value: "be_shop"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	commit, err := haproxysock.CommitMap(version, hosts)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := s.Run(ctx, fill, commit); err != nil {
+		log.Fatal(err)
+	}
+}

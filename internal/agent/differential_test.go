@@ -341,7 +341,7 @@ func TestRuntimeOpsMatchAFreshHAProxy(t *testing.T) {
 }
 
 // applyDecision does what the agent does for a runtime verdict: write the
-// files, then run the ops in order.
+// files, then run the ops in order on one stats socket session.
 func applyDecision(t *testing.T, inst *haproxytest.Instance, out *renderplan.Output, d deployplan.Decision) {
 	t.Helper()
 	bodies := map[string][]byte{}
@@ -361,11 +361,15 @@ func applyDecision(t *testing.T, inst *haproxytest.Instance, out *renderplan.Out
 		},
 		RemovableWait: 2 * time.Second,
 	}
+	// One session for all ops, as the agent runs them: waits, map
+	// replaces (two batches) and certificate payloads share it.
 	c := &haproxysock.Client{Path: inst.StatsSocket, Timeout: 5 * time.Second}
+	sess := c.Session()
+	defer func() { _ = sess.Close() }()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for i, op := range d.Ops {
-		if _, err := RunOp(ctx, c, op, env); err != nil {
+		if _, err := RunOp(ctx, sess, op, env); err != nil {
 			t.Fatalf("op %d %v: %v\ndecision:\n%s", i, op, err, d)
 		}
 	}

@@ -14,8 +14,8 @@
 // plan, fencing token not older than the newest accepted) → stage the
 // changed bodies under BaseDir/.haptic-txn (same filesystem), hard-link
 // the old files aside and write the journal, then make all of it durable
-// in one pass → swap by renames, haproxy.cfg last → run the ops on the
-// worker socket, stopping at the first failure → reload through the master socket when the mode
+// in one pass → swap by renames, haproxy.cfg last → run the ops on one
+// worker socket session (a batch per op), stopping at the first failure → reload through the master socket when the mode
 // or verdict asks, or as the fallback after a refused op (the files are
 // already the new set, so the reload makes it live; a fallback reload is
 // not paced) → verify (Success=1, no failed reload counted, a new serving

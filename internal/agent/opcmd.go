@@ -202,17 +202,25 @@ func MapReplaceCommands(op agentapi.Op, version int) ([]haproxysock.Command, err
 	return append(cmds, c), nil
 }
 
-// RunOp runs the commands of one op on c, on one connection (two for a map
+// Runner runs one batch of runtime commands as [haproxysock.Client.Run]
+// does: every command is sent, one [haproxysock.Result] each. Both
+// *haproxysock.Client (a connection per batch) and *haproxysock.Session
+// (one connection for a series of batches) are Runners.
+type Runner interface {
+	Run(ctx context.Context, cmds ...haproxysock.Command) ([]haproxysock.Result, error)
+}
+
+// RunOp runs the commands of one op on r, in one batch (two for a map
 // replace), and returns their results. As with [haproxysock.Client.Run],
 // every command of the batch is sent; the error is the first refused
 // command's [*haproxysock.CommandError] or a transport error. A map
 // replace whose "prepare map" fails sends nothing more.
-func RunOp(ctx context.Context, c *haproxysock.Client, op agentapi.Op, env CommandEnv) ([]haproxysock.Result, error) {
+func RunOp(ctx context.Context, r Runner, op agentapi.Op, env CommandEnv) ([]haproxysock.Result, error) {
 	cmds, err := Commands(op, env)
 	if err != nil {
 		return nil, err
 	}
-	results, err := c.Run(ctx, cmds...)
+	results, err := r.Run(ctx, cmds...)
 	if err != nil || op.Kind != agentapi.OpReplaceMap {
 		return results, err
 	}
@@ -224,6 +232,6 @@ func RunOp(ctx context.Context, c *haproxysock.Client, op agentapi.Op, env Comma
 	if err != nil {
 		return results, err
 	}
-	more, err := c.Run(ctx, rest...)
+	more, err := r.Run(ctx, rest...)
 	return append(results, more...), err
 }

@@ -14,8 +14,14 @@ import (
 // runOps runs the ops in order on the worker socket and stops at the first
 // failure, returning its index and HAProxy's reply; -1 when every op
 // passed. Server and backend deletes that are not removable yet are
-// deferred (see deletes.go).
+// deferred (see deletes.go). All ops run on one stats-socket session,
+// dialled by the first op that sends a command: a batch per op, one round
+// trip each, instead of a connection and its setup per op. The caller
+// holds applyMu, so no reload moves the session to an old worker; a
+// transport failure ends the session and, being an op failure, the loop.
 func (a *Agent) runOps(ctx context.Context, p *plannedApply, res *agentapi.ApplyResult, log *slog.Logger) (int, string) {
+	sess := a.sock.Session()
+	defer func() { _ = sess.Close() }()
 	env := CommandEnv{
 		Deletes: DeleteAtOnce,
 		ReadFile: func(path string) ([]byte, error) {
@@ -44,7 +50,7 @@ func (a *Agent) runOps(ctx context.Context, p *plannedApply, res *agentapi.Apply
 			a.metrics.ops.WithLabelValues(kind, "deferred").Inc()
 			continue
 		}
-		results, err := RunOp(ctx, a.sock, op, env)
+		results, err := RunOp(ctx, sess, op, env)
 		r.Reply = joinReplies(results)
 		if err != nil && (op.Kind == agentapi.OpDelServer || op.Kind == agentapi.OpDelBackend) && notRemovableYet(results) {
 			if derr := a.deferDelete(op); derr == nil {
