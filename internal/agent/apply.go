@@ -15,9 +15,12 @@ import (
 
 // Crash points, in apply order: the test hook (Config.crashPoint) is
 // called with each. "swap:<path>" comes before each rename of the swap.
+// "synced" comes before "journaled", except in an apply that serves
+// through runtime ops alone, where it comes after "ops".
 const (
 	stepStaged    = "staged"
 	stepJournaled = "journaled"
+	stepSynced    = "synced" // the staged files and the journal are durable
 	stepSwapped   = "swapped"
 	stepOps       = "ops"
 	stepReloaded  = "reloaded"
@@ -179,6 +182,7 @@ func (a *Agent) apply(ctx context.Context, req *agentapi.ApplyRequest, mode agen
 			if err := staged.flush(); err != nil {
 				return fail("sync the staged files and the journal: %v", err)
 			}
+			a.crash(stepSynced)
 		}
 		a.crash(stepJournaled)
 		res.Timings[agentapi.StageFiles] = time.Since(t)
@@ -212,6 +216,7 @@ func (a *Agent) apply(ctx context.Context, req *agentapi.ApplyRequest, mode agen
 			return nackf(agentapi.StageFiles, -1, "sync the staged files and the journal: %v", err)
 		}
 		res.Timings[agentapi.StageFiles] += time.Since(t)
+		a.crash(stepSynced)
 	}
 	fallback := live && needReload
 	scheduled := false

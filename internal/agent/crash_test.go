@@ -105,8 +105,8 @@ func TestKillingTheAgentAtAnyStepLeavesTheOldOrTheNewSet(t *testing.T) {
 		steps []string
 	}
 	for _, sc := range []scenario{
-		{"runtime", "", []string{"staged", "journaled", "swap:maps/hosts.map", "swap:haproxy.cfg", "swapped", "ops", "committed", "done"}},
-		{"reload", "    http-response set-header X-Gen b\n", []string{"staged", "journaled", "swap:maps/hosts.map", "swap:haproxy.cfg", "swapped", "reloaded", "committed", "done"}},
+		{"runtime", "", []string{"staged", "journaled", "swap:maps/hosts.map", "swap:haproxy.cfg", "swapped", "ops", "synced", "committed", "done"}},
+		{"reload", "    http-response set-header X-Gen b\n", []string{"staged", "synced", "journaled", "swap:maps/hosts.map", "swap:haproxy.cfg", "swapped", "reloaded", "committed", "done"}},
 	} {
 		for _, step := range sc.steps {
 			t.Run(sc.name+"/"+step, func(t *testing.T) {
@@ -197,5 +197,49 @@ func runCrashHelper(t *testing.T, s *site, req *agentapi.ApplyRequest, step stri
 	ws, ok := ee.Sys().(syscall.WaitStatus)
 	if !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
 		t.Fatalf("crash helper did not die at %s by SIGKILL (%v):\n%s", step, err, out)
+	}
+}
+
+// TestRuntimeAppliesSyncTheDiskAfterTheOps checks where the durable point
+// of the staged files falls: after the ops when the apply serves through
+// runtime ops alone (no disk sync delays HAProxy), before the swap when
+// it reloads.
+func TestRuntimeAppliesSyncTheDiskAfterTheOps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real HAProxy; skipped with -short")
+	}
+	for name, sc := range map[string]struct {
+		extra string
+		want  []string
+	}{
+		"runtime": {"", []string{"staged", "journaled", "swap:maps/hosts.map", "swap:haproxy.cfg", "swapped", "ops", "synced", "committed", "done"}},
+		"reload":  {"    http-response set-header X-Gen b\n", []string{"staged", "synced", "journaled", "swap:maps/hosts.map", "swap:haproxy.cfg", "swapped", "reloaded", "committed", "done"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := startSite(t, "3.4")
+			api, shop := haproxytest.StartEcho(t, "api-a"), haproxytest.StartEcho(t, "shop-a")
+			w := world{routes: []route{{"api.example.com", "be_api", []renderplan.Server{server("api-a", api)}}}}
+			old := s.build(t, w)
+			var steps []string
+			record := false
+			a, err := agent.New(agent.WithCrashPoint(s.config(t), func(step string) {
+				if record {
+					steps = append(steps, step)
+				}
+			}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			mustApply(t, a, fullRequest(old, 1))
+			w.routes = append(w.routes, route{"shop.example.com", "be_shop", []renderplan.Server{server("shop-a", shop)}})
+			w.extra = sc.extra
+			req, d := diffRequest(t, s, old, s.build(t, w), 2)
+			record = true
+			mustApply(t, a, req)
+			if diff := cmp.Diff(sc.want, steps); diff != "" {
+				t.Errorf("verdict %s: steps (-want +got):\n%s", d.Verdict, diff)
+			}
+		})
 	}
 }
