@@ -58,8 +58,9 @@
 // expressions matches by prefix. ListBy "expr" returns List sorted by an
 // expression's value (ListBy "metadata.creationTimestamp": oldest first,
 // ties in namespace/name order, objects without the field last); a
-// [*Snapshot] keeps the sorted list until that alias changes, so it costs
-// nothing per render ([SortedLister]). List, Fetch and ListBy return
+// [*Snapshot] keeps the sorted list, and the next snapshot splices the
+// changed objects into it, so it costs nothing per render and O(changes)
+// after one ([SortedLister]). List, Fetch and ListBy return
 // shared slices: never modify them. Templates must never modify objects
 // (sprig's set, unset and merge on an object would change the store).
 //

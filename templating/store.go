@@ -3,7 +3,6 @@ package templating
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 )
@@ -37,8 +36,10 @@ var ErrUnknownAlias = errors.New("templating: unknown watched-resource alias")
 //
 // Concurrency: all methods are safe for concurrent use. Snapshots are
 // immutable and shared; taking one costs nothing when nothing changed and
-// otherwise rebuilds the views of the aliases that changed (O(n log n) in
-// that alias's objects).
+// otherwise derives the views of the aliases that changed from their
+// previous ones: O(k log n) for k changes to an alias of n objects, plus
+// copying the sorted slices the changes touch (List, the Fetch results
+// the changed objects leave or join, and the ListBy results asked for).
 type MemoryStore struct {
 	resources map[string]WatchedResource // immutable
 
@@ -46,20 +47,111 @@ type MemoryStore struct {
 	aliases map[string]*aliasState // guarded by mu
 	snap    *Snapshot              // guarded by mu; nil after a change
 	gen     uint64                 // guarded by mu; counts changes
+	stats   viewStats              // guarded by mu
+}
+
+// viewStats counts how alias views came about, for tests.
+type viewStats struct {
+	built, derived int
+	// fallbacks counts views and ListBy results that had to be sorted
+	// afresh because a stored object changed after it was stored.
+	fallbacks int
 }
 
 type aliasState struct {
 	exprs []IndexExpr
-	objs  map[string]*storeEntry // by namespace "\x00" name
-	view  *aliasView             // nil after a change
+	objs  map[string]*storeEntry // by namespace NUL name
+	// view is the last view built (nil before the first snapshot); pending
+	// holds, for each object changed since, the entry view holds (nil if
+	// none).
+	view    *aliasView
+	pending map[string]*storeEntry
 }
 
+// storeEntry is an object as stored: immutable.
 type storeEntry struct {
 	obj       map[string]any
+	id        string // namespace NUL name
 	namespace string
 	name      string
 	rv        string
-	keys      []string // indexBy values
+	indexKeys []string // indexKeys[k-1]: the first k indexBy values joined by NUL
+}
+
+func (e *storeEntry) rank() objRank { return objRank{ns: e.namespace, name: e.name} }
+
+// newEntry evaluates obj's indexBy values.
+func (st *aliasState) newEntry(alias string, obj map[string]any) (*storeEntry, error) {
+	ns, name, rv := objectMeta(obj)
+	if name == "" {
+		return nil, fmt.Errorf("store %s: object without metadata.name", alias)
+	}
+	e := &storeEntry{obj: obj, id: ns + "\x00" + name, namespace: ns, name: name, rv: rv}
+	if len(st.exprs) > 0 {
+		e.indexKeys = make([]string, len(st.exprs))
+		var sb strings.Builder
+		for k, x := range st.exprs {
+			v, _ := x.Eval(obj)
+			if k > 0 {
+				sb.WriteByte(0)
+			}
+			sb.WriteString(v)
+			e.indexKeys[k] = sb.String()
+		}
+	}
+	return e, nil
+}
+
+// put stores e unless an entry with the same non-empty resourceVersion is
+// there; it reports whether the alias changed.
+func (st *aliasState) put(e *storeEntry) bool {
+	old, ok := st.objs[e.id]
+	if ok && e.rv != "" && old.rv == e.rv {
+		return false
+	}
+	st.noteChange(e.id, old)
+	st.objs[e.id] = e
+	return true
+}
+
+// remove deletes the object with id; it reports whether there was one.
+func (st *aliasState) remove(id string) bool {
+	old, ok := st.objs[id]
+	if !ok {
+		return false
+	}
+	st.noteChange(id, old)
+	delete(st.objs, id)
+	return true
+}
+
+// noteChange records that id, whose entry is old, is about to change.
+func (st *aliasState) noteChange(id string, old *storeEntry) {
+	if st.view == nil {
+		return // the next snapshot builds the view afresh
+	}
+	if st.pending == nil {
+		st.pending = map[string]*storeEntry{}
+	}
+	if _, seen := st.pending[id]; !seen {
+		st.pending[id] = old
+	}
+}
+
+// changes returns what changed since st.view and forgets it.
+func (st *aliasState) changes() []entryChange {
+	var out []entryChange
+	for id, old := range st.pending {
+		if cur := st.objs[id]; cur != old {
+			out = append(out, entryChange{old: old, new: cur})
+		}
+	}
+	if len(st.pending) > 64 {
+		st.pending = nil
+	} else {
+		clear(st.pending)
+	}
+	return out
 }
 
 // NewMemoryStore returns an empty store for the given watched resources.
@@ -123,26 +215,20 @@ func (s *MemoryStore) Add(alias string, obj map[string]any) error {
 // metadata.resourceVersion is non-empty and equal to the stored one is
 // taken as unchanged (informer resyncs cost nothing).
 func (s *MemoryStore) Update(alias string, obj map[string]any) error {
-	ns, name, rv := objectMeta(obj)
-	if name == "" {
-		return fmt.Errorf("store %s: object without metadata.name", alias)
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st, ok := s.aliases[alias]
 	if !ok {
+		ns, name, _ := objectMeta(obj)
 		return fmt.Errorf("store %s %s/%s: %w", alias, ns, name, ErrUnknownAlias)
 	}
-	k := ns + "\x00" + name
-	if old, ok := st.objs[k]; ok && rv != "" && old.rv == rv {
-		return nil
+	e, err := st.newEntry(alias, obj)
+	if err != nil {
+		return err
 	}
-	e := &storeEntry{obj: obj, namespace: ns, name: name, rv: rv, keys: make([]string, len(st.exprs))}
-	for i, x := range st.exprs {
-		e.keys[i], _ = x.Eval(obj)
+	if st.put(e) {
+		s.changedLocked()
 	}
-	st.objs[k] = e
-	s.changedLocked(st)
 	return nil
 }
 
@@ -154,29 +240,42 @@ func (s *MemoryStore) Delete(alias, namespace, name string) error {
 	if !ok {
 		return fmt.Errorf("store %s %s/%s: %w", alias, namespace, name, ErrUnknownAlias)
 	}
-	k := namespace + "\x00" + name
-	if _, ok := st.objs[k]; ok {
-		delete(st.objs, k)
-		s.changedLocked(st)
+	if st.remove(namespace + "\x00" + name) {
+		s.changedLocked()
 	}
 	return nil
 }
 
-// Replace sets the alias's objects to objs (an informer relist).
+// Replace sets the alias's objects to objs (an informer relist), at once:
+// no snapshot sees part of it. As with Update, an object whose non-empty
+// resourceVersion equals the stored one's keeps the stored object, so a
+// relist that brings nothing new changes nothing. An object without a name
+// is an error, and then nothing changes.
 func (s *MemoryStore) Replace(alias string, objs []map[string]any) error {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	st, ok := s.aliases[alias]
-	if ok {
-		st.objs = make(map[string]*storeEntry, len(objs))
-		s.changedLocked(st)
-	}
-	s.mu.Unlock()
 	if !ok {
 		return fmt.Errorf("store %s: %w", alias, ErrUnknownAlias)
 	}
-	for _, o := range objs {
-		if err := s.Update(alias, o); err != nil {
+	entries := make([]*storeEntry, len(objs))
+	for i, o := range objs {
+		e, err := st.newEntry(alias, o)
+		if err != nil {
 			return err
+		}
+		entries[i] = e
+	}
+	keep := make(map[string]struct{}, len(entries))
+	for _, e := range entries {
+		keep[e.id] = struct{}{}
+		if st.put(e) {
+			s.changedLocked()
+		}
+	}
+	for id := range st.objs {
+		if _, ok := keep[id]; !ok && st.remove(id) {
+			s.changedLocked()
 		}
 	}
 	return nil
@@ -189,8 +288,7 @@ func (s *MemoryStore) Generation() uint64 {
 	return s.gen
 }
 
-func (s *MemoryStore) changedLocked(st *aliasState) {
-	st.view = nil
+func (s *MemoryStore) changedLocked() {
 	s.snap = nil
 	s.gen++
 }
@@ -205,13 +303,49 @@ func (s *MemoryStore) Snapshot() *Snapshot {
 	}
 	snap := &Snapshot{views: make(map[string]*aliasView, len(s.aliases))}
 	for alias, st := range s.aliases {
-		if st.view == nil {
-			st.view = buildView(st)
-		}
-		snap.views[alias] = st.view
+		snap.views[alias] = s.viewLocked(st)
 	}
 	s.snap = snap
 	return snap
+}
+
+// A view is built afresh rather than derived from the previous one when
+// more than rebuildMin objects and more than 1/rebuildShare of the alias
+// changed since (an informer relist): deriving costs O(k log n) for k
+// changes, building O(n log n), and the rebuilt view sorts its ListBy
+// results again when asked.
+const (
+	rebuildMin   = 64
+	rebuildShare = 2
+)
+
+// viewLocked returns st's view as of now, deriving it from the previous
+// one when few objects changed.
+func (s *MemoryStore) viewLocked(st *aliasState) *aliasView {
+	if st.view == nil {
+		st.view = buildView(st)
+		s.stats.built++
+		return st.view
+	}
+	changes := st.changes()
+	switch {
+	case len(changes) == 0:
+	case len(changes) > rebuildMin && len(changes)*rebuildShare > len(st.objs):
+		st.view = buildView(st)
+		s.stats.built++
+	default:
+		v, fallbacks, ok := deriveView(st.view, changes)
+		if ok {
+			s.stats.derived++
+		} else {
+			v = buildView(st)
+			s.stats.built++
+			fallbacks++
+		}
+		s.stats.fallbacks += fallbacks
+		st.view = v
+	}
+	return st.view
 }
 
 // List implements [Store] on the current snapshot.
@@ -233,52 +367,6 @@ type Snapshot struct {
 	views map[string]*aliasView
 }
 
-type aliasView struct {
-	list   []map[string]any
-	byName map[string]map[string]any
-	// index[k-1] maps the first k indexBy values, joined by NUL, to the
-	// matching objects in List order.
-	index []map[string][]map[string]any
-	// sorted caches ListBy results (see listby.go).
-	sorted sortedCache
-}
-
-func buildView(st *aliasState) *aliasView {
-	entries := make([]*storeEntry, 0, len(st.objs))
-	for _, e := range st.objs {
-		entries = append(entries, e)
-	}
-	sort.Slice(entries, func(i, j int) bool {
-		if entries[i].namespace != entries[j].namespace {
-			return entries[i].namespace < entries[j].namespace
-		}
-		return entries[i].name < entries[j].name
-	})
-	v := &aliasView{
-		list:   make([]map[string]any, len(entries)),
-		byName: make(map[string]map[string]any, len(entries)),
-		index:  make([]map[string][]map[string]any, len(st.exprs)),
-	}
-	for k := range v.index {
-		v.index[k] = map[string][]map[string]any{}
-	}
-	var sb strings.Builder
-	for i, e := range entries {
-		v.list[i] = e.obj
-		v.byName[e.namespace+"\x00"+e.name] = e.obj
-		sb.Reset()
-		for k, key := range e.keys {
-			if k > 0 {
-				sb.WriteByte(0)
-			}
-			sb.WriteString(key)
-			ik := sb.String()
-			v.index[k][ik] = append(v.index[k][ik], e.obj)
-		}
-	}
-	return v
-}
-
 // List implements [Store].
 func (s *Snapshot) List(alias string) []map[string]any {
 	if v := s.views[alias]; v != nil {
@@ -292,8 +380,7 @@ func (s *Snapshot) Get(alias, namespace, name string) (map[string]any, bool) {
 	if v := s.views[alias]; v != nil {
 		var kb [128]byte
 		k := append(append(append(kb[:0], namespace...), 0), name...)
-		o, ok := v.byName[string(k)] // no allocation for the lookup key
-		return o, ok
+		return v.byName.getBytes(k) // no allocation for the lookup key
 	}
 	return nil, false
 }
@@ -311,7 +398,8 @@ func (s *Snapshot) Fetch(alias string, keys ...string) []map[string]any {
 		return nil
 	}
 	if len(keys) == 1 {
-		return v.index[0][keys[0]]
+		l, _ := v.index[0].get(keys[0])
+		return l
 	}
 	var kb [128]byte
 	k := kb[:0]
@@ -321,7 +409,8 @@ func (s *Snapshot) Fetch(alias string, keys ...string) []map[string]any {
 		}
 		k = append(k, key...)
 	}
-	return v.index[len(keys)-1][string(k)] // no allocation for the lookup key
+	l, _ := v.index[len(keys)-1].getBytes(k) // no allocation for the lookup key
+	return l
 }
 
 // objectMeta returns metadata.namespace, .name and .resourceVersion.

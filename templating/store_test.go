@@ -200,3 +200,83 @@ func TestMemoryStoreIsSafeForConcurrentUse(t *testing.T) {
 		t.Errorf("%d objects, want at most 80", got)
 	}
 }
+
+func TestSnapshotAfterOneChangeSharesWhatDidNotChange(t *testing.T) {
+	st := newStore(t)
+	for i := 0; i < 50; i++ {
+		ns := []string{"a", "b"}[i%2]
+		if err := st.Add("things", obj(ns, sprintf("o%d", i), "1", map[string]any{"app.kubernetes.io/name": "web"})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Add("plain", obj("p", "q", "", nil)); err != nil {
+		t.Fatal(err)
+	}
+	before := st.Snapshot()
+	if err := st.Update("things", obj("a", "o0", "2", map[string]any{"app.kubernetes.io/name": "db"})); err != nil {
+		t.Fatal(err)
+	}
+	after := st.Snapshot()
+	if b, a := before.Fetch("things", "b"), after.Fetch("things", "b"); len(a) != 25 || &a[0] != &b[0] {
+		t.Error("the objects of namespace b were copied although none changed")
+	}
+	if b, a := before.List("plain"), after.List("plain"); len(a) != 1 || &a[0] != &b[0] {
+		t.Error("an unchanged alias got a new list")
+	}
+	if diff := cmp.Diff([]string{"a/o0"}, names(after.Fetch("things", "a", "db"))); diff != "" {
+		t.Errorf("moved object (-want +got):\n%s", diff)
+	}
+	if got := len(after.Fetch("things", "a", "web")); got != 24 {
+		t.Errorf("a/web holds %d objects, want 24", got)
+	}
+	if got := len(before.Fetch("things", "a", "web")); got != 25 {
+		t.Errorf("the earlier snapshot's a/web holds %d objects, want 25", got)
+	}
+}
+
+func TestSnapshotsStayConsistentWhileTheStoreChanges(t *testing.T) {
+	st := newStore(t)
+	byAge, err := templating.ParseIndexExpr("metadata.creationTimestamp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // the informer
+		defer wg.Done()
+		for i := 0; i < 400; i++ {
+			o := aged("ns", sprintf("o%d", i%37), sprintf("2026-01-%02d", i%5))
+			o["metadata"].(map[string]any)["resourceVersion"] = sprintf("%d", i)
+			_ = st.Update("things", o)
+			if i%7 == 0 {
+				_ = st.Delete("things", "ns", sprintf("o%d", (i*3)%37))
+			}
+			st.Snapshot()
+		}
+	}()
+	errs := make(chan string, 4)
+	for r := 0; r < 3; r++ {
+		wg.Add(1)
+		go func() { // renders
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				snap := st.Snapshot()
+				list := snap.List("things")
+				sorted := snap.ListBy("things", byAge)
+				if diff := cmp.Diff(names(templating.SortObjects(list, byAge)), names(sorted)); diff != "" {
+					errs <- "ListBy disagrees with SortObjects(List) (-want +got):\n" + diff
+					return
+				}
+				if got := len(snap.Fetch("things", "ns")); got != len(list) {
+					errs <- sprintf("Fetch ns gave %d objects, List %d", got, len(list))
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
