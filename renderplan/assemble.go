@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/hashicorp/go-multierror"
 )
 
@@ -60,17 +61,18 @@ func NewPlan(pieces []Piece, profiles []Profile, backends []Backend, maps []Map,
 	p := a.p
 	// Names and paths are unique in a valid plan, so an unstable sort is
 	// deterministic there; duplicates make NewPlan fail anyway.
-	slices.SortFunc(out.Files, func(a, b FileContent) int { return cmp.Compare(a.Path, b.Path) })
-	slices.SortFunc(p.Files, func(a, b File) int { return cmp.Compare(a.Path, b.Path) })
-	slices.SortFunc(p.Profiles, func(a, b Profile) int { return cmp.Compare(a.Name, b.Name) })
-	slices.SortFunc(p.Backends, func(a, b Backend) int { return cmp.Compare(a.Name, b.Name) })
-	slices.SortFunc(p.Maps, func(a, b Map) int { return cmp.Compare(a.Path, b.Path) })
+	sortFunc(out.Files, func(a, b FileContent) int { return cmp.Compare(a.Path, b.Path) })
+	sortFunc(p.Files, func(a, b File) int { return cmp.Compare(a.Path, b.Path) })
+	sortFunc(p.Profiles, func(a, b Profile) int { return cmp.Compare(a.Name, b.Name) })
+	// p.Backends is in name order already (addBackends).
+	sortFunc(p.Maps, func(a, b Map) int { return cmp.Compare(a.Path, b.Path) })
 	normalize(p)
 	out.Plan = p
 
 	// The backend sections were rendered from the backends above, so the
-	// validator need not render them again.
-	v := validator{sectionsRendered: true}
+	// validator need not render them again, and it is told which backend
+	// each section holds.
+	v := validator{sectionsRendered: true, sectionBackends: a.sectionBackends}
 	v.plan(p)
 	a.errs = append(a.errs, v.problems()...)
 	if len(a.errs) > 0 {
@@ -84,7 +86,15 @@ type assembler struct {
 	p       *Plan
 	errs    []error
 	profIdx map[string]int // profile name → index in p.Profiles
-	beIdx   map[string]int // backend name → index in p.Backends
+	// p.Backends is sorted by name from the start; these map between the
+	// caller's order ("input index") and p.Backends ("position").
+	beOrder []int // position → input index
+	bePos   []int // input index → position
+	beFirst []int // position → position of the first backend (in input order) of that name
+	beNext  int   // input index after the last backend piece's: the next piece's likely backend
+	// sectionBackends holds, per section, the position of its backend
+	// (-1 for other sections).
+	sectionBackends []int
 }
 
 func (a *assembler) fail(format string, args ...any) {
@@ -103,18 +113,51 @@ func (a *assembler) addProfiles(profiles []Profile) {
 	}
 }
 
-// addBackends copies the backends, fills in mode and shape and sorts
-// their servers.
+// addBackends copies the backends into p.Backends in name order, fills in
+// mode and shape and sorts their servers.
+//
+// The order is the one sorting the copies with sortFunc would give, equal
+// names included (see sortedOrder), but no Backend is moved more than
+// once. Of backends with the same name the first in the caller's order is
+// the one pieces refer to; the others are reported as declared twice, in
+// the caller's order.
 func (a *assembler) addBackends(backends []Backend) {
-	a.p.Backends = make([]Backend, len(backends))
-	a.beIdx = make(map[string]int, len(backends))
+	names := make([]string, len(backends))
 	for i := range backends {
-		be := backends[i].clone()
-		if _, dup := a.beIdx[be.Name]; dup {
-			a.fail("backend %s: declared twice", be.Name)
-		} else {
-			a.beIdx[be.Name] = i
+		names[i] = backends[i].Name
+	}
+	order := sortedOrder(len(names), func(i, j int) int { return strings.Compare(names[i], names[j]) })
+	a.p.Backends = make([]Backend, len(backends))
+	a.beOrder = order
+	a.bePos = make([]int, len(backends))
+	a.beFirst = make([]int, len(backends))
+	var dups []int // input indices
+	for run := 0; run < len(order); {
+		end, first := run+1, run
+		for end < len(order) && names[order[end]] == names[order[run]] {
+			if order[end] < order[first] {
+				first = end
+			}
+			end++
 		}
+		for k := run; k < end; k++ {
+			a.beFirst[k] = first
+			if k != first {
+				dups = append(dups, order[k])
+			}
+		}
+		run = end
+	}
+	slices.Sort(dups)
+	for _, i := range dups {
+		a.fail("backend %s: declared twice", backends[i].Name)
+	}
+
+	cp := newBackendCopier(backends)
+	for k, i := range order {
+		a.bePos[i] = k
+		be := &a.p.Backends[k]
+		cp.copy(be, &backends[i])
 		if j, ok := a.profIdx[be.Profile]; ok && be.Mode == "" {
 			be.Mode = a.p.Profiles[j].Mode
 		}
@@ -127,8 +170,42 @@ func (a *assembler) addBackends(backends []Backend) {
 		default:
 			be.Shape, be.ShapeReason = ShapeDynamic, ""
 		}
-		a.p.Backends[i] = be
 	}
+}
+
+// backend returns the position of the backend a piece of the given name
+// refers to. Pieces usually come in the order of NewPlan's backends
+// argument, so it tries the backend after the previous piece's before
+// searching.
+func (a *assembler) backend(name string) (int, bool) {
+	bs := a.p.Backends
+	var k int
+	if i := a.beNext; i < len(a.bePos) && bs[a.bePos[i]].Name == name {
+		k = a.bePos[i]
+	} else {
+		var ok bool
+		k, ok = slices.BinarySearchFunc(bs, name, func(be Backend, n string) int { return strings.Compare(be.Name, n) })
+		if !ok {
+			return 0, false
+		}
+	}
+	a.beNext = a.beOrder[k] + 1
+	return a.beFirst[k], true
+}
+
+// sortedOrder returns the permutation that sortFunc applies to a slice of
+// n elements when cmp(i, j) compares its elements i and j: element
+// order[k] of the slice ends up at position k. Sorting indices instead
+// of the elements gives exactly that permutation, equal elements
+// included, because pdqsort's steps depend only on the results of the
+// comparisons, never on the values moved.
+func sortedOrder(n int, cmp func(i, j int) int) []int {
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	sortFunc(order, cmp)
+	return order
 }
 
 // config concatenates the pieces into haproxy.cfg and records the
@@ -143,10 +220,13 @@ func (a *assembler) config(pieces []Piece) []byte {
 		size += backendTextSize(&p.Backends[i])
 	}
 	cfg := make([]byte, 0, size)
+	p.Sections = make([]Section, 0, len(pieces))
+	a.sectionBackends = make([]int, 0, len(pieces))
 	profSeen := make([]bool, len(p.Profiles))
 	beSeen := make([]bool, len(p.Backends))
 	for _, pc := range pieces {
 		start := len(cfg)
+		backend := -1 // position of the piece's backend
 		switch pc.Kind {
 		case SectionCore:
 			if pc.Text == "" {
@@ -171,7 +251,7 @@ func (a *assembler) config(pieces []Piece) []byte {
 			p.Profiles[j].Digest = DigestString(pc.Text)
 			cfg = append(cfg, pc.Text...)
 		case SectionBackend:
-			j, ok := a.beIdx[pc.Name]
+			j, ok := a.backend(pc.Name)
 			if !ok {
 				a.fail("backend %s: piece without a backend", pc.Name)
 				continue
@@ -181,6 +261,7 @@ func (a *assembler) config(pieces []Piece) []byte {
 				continue
 			}
 			beSeen[j] = true
+			backend = j
 			cfg = appendBackendText(cfg, &p.Backends[j])
 			if pc.Text != "" && pc.Text != string(cfg[start:]) {
 				a.fail("backend %s: piece text is not BackendText of the backend", pc.Name)
@@ -201,20 +282,24 @@ func (a *assembler) config(pieces []Piece) []byte {
 			name = ""
 		}
 		p.Sections = append(p.Sections, Section{Kind: pc.Kind, Name: name, Offset: start, Length: len(cfg) - start})
+		a.sectionBackends = append(a.sectionBackends, backend)
 	}
 	for j, seen := range profSeen {
 		if !seen {
 			a.fail("profile %s: no piece places it in %s", p.Profiles[j].Name, ConfigPath)
 		}
 	}
-	for j, seen := range beSeen {
-		if !seen {
+	for _, j := range a.bePos {
+		if !beSeen[j] {
 			a.fail("backend %s: no piece places it in %s", p.Backends[j].Name, ConfigPath)
 		}
 	}
-	for i := range p.Sections {
-		s := &p.Sections[i]
-		s.Digest = DigestOf(cfg[s.Offset : s.Offset+s.Length])
+	sums := make([]uint64, len(p.Sections))
+	for i, s := range p.Sections {
+		sums[i] = xxhash.Sum64(cfg[s.Offset : s.Offset+s.Length])
+	}
+	for i, d := range digestsOf(sums) {
+		p.Sections[i].Digest = d
 	}
 	return cfg
 }
@@ -231,8 +316,11 @@ func (a *assembler) files(cfg []byte, maps []Map, files []FileContent) *Output {
 	for i, m := range maps {
 		m.Entries = slices.Clone(m.Entries)
 		if !m.Ordered {
-			slices.SortFunc(m.Entries, func(a, b MapEntry) int {
-				return cmp.Or(cmp.Compare(a.Key, b.Key), cmp.Compare(a.Value, b.Value))
+			sortFunc(m.Entries, func(a, b MapEntry) int {
+				if c := strings.Compare(a.Key, b.Key); c != 0 {
+					return c
+				}
+				return strings.Compare(a.Value, b.Value)
 			})
 		}
 		p.Maps[i] = m
@@ -274,11 +362,34 @@ func (a *assembler) files(cfg []byte, maps []Map, files []FileContent) *Output {
 // sortServers sorts by name; servers of one name (invalid) by the rest of
 // their fields, so the order never depends on the caller's.
 func sortServers(s []Server) {
-	slices.SortFunc(s, func(a, b Server) int {
-		if c := cmp.Compare(a.Name, b.Name); c != 0 {
+	if namesIncrease(s) {
+		return // sorted whatever the other fields hold
+	}
+	sortFunc(s, func(a, b Server) int {
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
 			return c
 		}
 		return cmp.Or(cmp.Compare(a.Address, b.Address), cmp.Compare(a.Port, b.Port), cmp.Compare(a.Weight, b.Weight),
 			cmp.Compare(strings.Join(a.Keywords, " "), strings.Join(b.Keywords, " ")))
 	})
+}
+
+// namesIncrease reports whether the servers' names are strictly
+// increasing.
+func namesIncrease(s []Server) bool {
+	for i := 1; i < len(s); i++ {
+		if s[i-1].Name >= s[i].Name {
+			return false
+		}
+	}
+	return true
+}
+
+// sortFunc is slices.SortFunc, after an O(n) check: renders usually emit
+// backends, servers and files already in order, and sorting large
+// structs moves a lot of memory for nothing.
+func sortFunc[S ~[]E, E any](s S, cmp func(a, b E) int) {
+	if !slices.IsSortedFunc(s, cmp) {
+		slices.SortFunc(s, cmp)
+	}
 }

@@ -1,6 +1,8 @@
 package renderplan_test
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/haptic-io/haptic/renderplan"
@@ -31,6 +33,34 @@ func BenchmarkNewPlan5000(b *testing.B) {
 	for b.Loop() {
 		if _, err := renderplan.NewPlan(pieces, profiles, backends, maps, nil); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkNewPlan5000Sorted is BenchmarkNewPlan5000 with the backends
+// (and their pieces) in name order, as templates usually emit them: no
+// sorting needed.
+func BenchmarkNewPlan5000Sorted(b *testing.B) {
+	pieces, profiles, backends, maps := bigInputs(benchBackends)
+	slices.SortFunc(backends, func(x, y renderplan.Backend) int { return strings.Compare(x.Name, y.Name) })
+	for i, be := range backends {
+		pieces[2+i] = renderplan.Piece{Kind: renderplan.SectionBackend, Name: be.Name}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := renderplan.NewPlan(pieces, profiles, backends, maps, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkClone5000 measures Plan.Clone.
+func BenchmarkClone5000(b *testing.B) {
+	p := bigOutput(b, benchBackends).Plan
+	b.ReportAllocs()
+	for b.Loop() {
+		if p.Clone() == nil {
+			b.Fatal("nil clone")
 		}
 	}
 }

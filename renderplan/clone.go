@@ -18,8 +18,9 @@ func (p *Plan) Clone() *Plan {
 	c.Files = slices.Clone(p.Files)
 	if p.Backends != nil {
 		c.Backends = make([]Backend, len(p.Backends))
+		cp := newBackendCopier(p.Backends)
 		for i := range p.Backends {
-			c.Backends[i] = p.Backends[i].clone()
+			cp.copy(&c.Backends[i], &p.Backends[i])
 		}
 	}
 	return &c
@@ -33,6 +34,57 @@ func (be Backend) clone() Backend {
 		be.Servers[i].Keywords = slices.Clone(be.Servers[i].Keywords)
 	}
 	return be
+}
+
+// backendCopier deep-copies many backends like [Backend.clone], but with
+// one allocation for all their servers and one for all their body lines
+// and keywords. Each copied slice is capped at its length, so appending
+// to one never writes into its neighbour; nil stays nil and empty stays
+// empty, as with slices.Clone.
+type backendCopier struct {
+	servers []Server
+	strs    []string
+}
+
+// newBackendCopier returns a copier with room for the slices of bs.
+func newBackendCopier(bs []Backend) backendCopier {
+	nServers, nStrs := 0, 0
+	for i := range bs {
+		nServers += len(bs[i].Servers)
+		nStrs += len(bs[i].Body)
+		for j := range bs[i].Servers {
+			nStrs += len(bs[i].Servers[j].Keywords)
+		}
+	}
+	return backendCopier{servers: make([]Server, nServers), strs: make([]string, nStrs)}
+}
+
+// copy sets *dst to a deep copy of *src, one of the backends the copier
+// was made for.
+func (c *backendCopier) copy(dst, src *Backend) {
+	*dst = *src
+	dst.Body = c.strings(src.Body)
+	if src.Servers != nil {
+		n := len(src.Servers)
+		servers := c.servers[:n:n]
+		c.servers = c.servers[n:]
+		copy(servers, src.Servers)
+		for i := range servers {
+			servers[i].Keywords = c.strings(servers[i].Keywords)
+		}
+		dst.Servers = servers
+	}
+}
+
+func (c *backendCopier) strings(src []string) []string {
+	if src == nil {
+		return nil
+	}
+	n := len(src)
+	dst := c.strs[:n:n]
+	c.strs = c.strs[n:]
+	copy(dst, src)
+	return dst
 }
 
 // Equal reports whether p and q are the same plan: whether their canonical

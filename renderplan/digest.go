@@ -1,8 +1,7 @@
 package renderplan
 
 import (
-	"encoding/binary"
-	"encoding/hex"
+	"strings"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -24,23 +23,45 @@ func DigestString(s string) Digest {
 }
 
 func digestSum(sum uint64) Digest {
-	var raw [8]byte
 	var out [16]byte
-	binary.BigEndian.PutUint64(raw[:], sum)
-	hex.Encode(out[:], raw[:])
-	return Digest(out[:])
+	return Digest(appendDigest(out[:0], sum))
+}
+
+// appendDigest appends the digest of a sum (16 hex digits) to dst.
+func appendDigest(dst []byte, sum uint64) []byte {
+	var out [16]byte
+	for i := 14; i >= 0; i -= 2 {
+		b := sum & 0xff
+		out[i], out[i+1] = hexDigits[b>>4], hexDigits[b&0xf]
+		sum >>= 8
+	}
+	return append(dst, out[:]...)
+}
+
+// isDigestOf reports whether d is DigestOf(b), without allocating.
+func isDigestOf(d Digest, b []byte) bool {
+	var out [16]byte
+	return string(appendDigest(out[:0], xxhash.Sum64(b))) == string(d)
+}
+
+// digestsOf returns the digests of the sums, in order, as substrings of
+// one string: one allocation for all of them instead of one each.
+func digestsOf(sums []uint64) []Digest {
+	var b strings.Builder
+	b.Grow(16 * len(sums))
+	for _, sum := range sums {
+		var out [16]byte
+		b.Write(appendDigest(out[:0], sum))
+	}
+	all := b.String()
+	out := make([]Digest, len(sums))
+	for i := range out {
+		out[i] = Digest(all[16*i : 16*i+16])
+	}
+	return out
 }
 
 // validDigest reports whether d has the form DigestOf produces.
 func validDigest(d Digest) bool {
-	if len(d) != 16 {
-		return false
-	}
-	for i := 0; i < len(d); i++ {
-		c := d[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
+	return len(d) == 16 && allOf(string(d))&classHexDigit != 0
 }

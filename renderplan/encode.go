@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"unicode/utf8"
 
 	"github.com/cespare/xxhash/v2"
@@ -159,7 +158,7 @@ func (e *encoder) item() {
 
 func (e *encoder) raw(s string) { e.buf = append(e.buf, s...) }
 func (e *encoder) str(s string) { e.buf = appendString(e.buf, s) }
-func (e *encoder) num(n int)    { e.buf = strconv.AppendInt(e.buf, int64(n), 10) }
+func (e *encoder) num(n int)    { e.buf = appendInt(e.buf, n) }
 func (e *encoder) sep(i int) {
 	if i > 0 {
 		e.buf = append(e.buf, ',')
@@ -342,9 +341,15 @@ var jsonSafe = func() (t [utf8.RuneSelf]bool) {
 // appendString appends s as a JSON string exactly as encoding/json does:
 // HTML-safe, invalid UTF-8 replaced by U+FFFD, U+2028/U+2029 escaped.
 func appendString(dst []byte, s string) []byte {
+	i := safePrefix(s)
 	dst = append(dst, '"')
+	if i == len(s) {
+		// The common case: names, digests, addresses.
+		dst = append(dst, s...)
+		return append(dst, '"')
+	}
 	start := 0
-	for i := 0; i < len(s); {
+	for i < len(s) {
 		if c := s[i]; c < utf8.RuneSelf {
 			if jsonSafe[c] {
 				i++
@@ -390,4 +395,55 @@ func appendString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// safePrefix returns the length of the longest prefix of s that
+// encoding/json writes unescaped (jsonSafe ASCII bytes). Strings of at
+// least 8 bytes are tested a word at a time, the last word overlapping
+// the one before it, shorter ones through their byte classes; only if
+// that finds an unsafe byte, byte by byte.
+func safePrefix(s string) int {
+	if n := len(s); n >= 8 {
+		bad := unsafeBytes(load64(s[n-8:]))
+		for i := 0; i+8 < n; i += 8 {
+			bad |= unsafeBytes(load64(s[i:]))
+		}
+		if bad == 0 {
+			return n
+		}
+	} else if allOf(s)&classJSONSafe != 0 {
+		return n
+	}
+	i := 0
+	for i < len(s) && s[i] < utf8.RuneSelf && jsonSafe[s[i]] {
+		i++
+	}
+	return i
+}
+
+// Masks for unsafeBytes: every byte of the word set to the constant.
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// load64 returns the first 8 bytes of s as a little-endian word.
+func load64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// unsafeBytes is zero if the 8 bytes of w are all jsonSafe: each below
+// 0x80, at least 0x20, and not one of " & < > \\. The zero-byte test
+// z(x) = (x-lsb)&^x (masked with msb) never misses a zero byte, and its
+// rare false positives only send the string to the byte loop, which
+// decides exactly. z(w^'\\') finds backslashes, z((w|2)^'>') finds < and
+// >, z((w|4)^'&') finds " and &; (w-0x20)&^w finds bytes below 0x20 once
+// bytes of 0x80 and above (w itself) are ruled out.
+func unsafeBytes(w uint64) uint64 {
+	bs := w ^ ('\\' * lsb)
+	gtlt := (w | 2*lsb) ^ ('>' * lsb)
+	qamp := (w | 4*lsb) ^ ('&' * lsb)
+	return (w | (w-0x20*lsb)&^w | (bs-lsb)&^bs | (gtlt-lsb)&^gtlt | (qamp-lsb)&^qamp) & msb
 }

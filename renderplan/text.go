@@ -79,7 +79,7 @@ func appendBackendText(dst []byte, be *Backend) []byte {
 		dst = append(dst, ' ')
 		dst = appendHostPort(dst, s.Address, s.Port)
 		dst = append(dst, " weight "...)
-		dst = strconv.AppendInt(dst, int64(s.Weight), 10)
+		dst = appendInt(dst, s.Weight)
 		if s.Disabled {
 			dst = append(dst, " disabled"...)
 		}
@@ -111,8 +111,49 @@ func appendHostPort(dst []byte, address string, port int) []byte {
 		dst = append(dst, address...)
 	}
 	dst = append(dst, ':')
-	return strconv.AppendInt(dst, int64(port), 10)
+	return appendInt(dst, port)
 }
+
+// appendInt is strconv.AppendInt(dst, int64(n), 10), faster for the
+// small non-negative numbers of ports, weights, offsets and sizes.
+func appendInt(dst []byte, n int) []byte {
+	if n < 0 || n >= 1e9 {
+		return strconv.AppendInt(dst, int64(n), 10)
+	}
+	u := uint(n)
+	if u < 10 {
+		return append(dst, byte('0'+u))
+	}
+	var buf [9]byte
+	i := len(buf)
+	for u >= 100 {
+		q := u / 100
+		r := 2 * (u - 100*q)
+		i -= 2
+		buf[i], buf[i+1] = decimalPairs[r], decimalPairs[r+1]
+		u = q
+	}
+	if u >= 10 {
+		i -= 2
+		buf[i], buf[i+1] = decimalPairs[2*u], decimalPairs[2*u+1]
+	} else {
+		i--
+		buf[i] = byte('0' + u)
+	}
+	return append(dst, buf[i:]...)
+}
+
+// decimalPairs holds the two digits of 00 to 99 at 2n and 2n+1.
+const decimalPairs = "00010203040506070809" +
+	"10111213141516171819" +
+	"20212223242526272829" +
+	"30313233343536373839" +
+	"40414243444546474849" +
+	"50515253545556575859" +
+	"60616263646566676869" +
+	"70717273747576777879" +
+	"80818283848586878889" +
+	"90919293949596979899"
 
 // ProfileText renders a profile as its haproxy.cfg section:
 //
@@ -168,16 +209,25 @@ func ProfileName(mode string, lines []string) string {
 // MapText renders m as a map file: "<key> <value>\n" per entry, in the order
 // of m.Entries. An empty map renders as no bytes.
 func MapText(m Map) []byte {
+	return appendMapText(make([]byte, 0, mapTextSize(&m)), &m)
+}
+
+// mapTextSize is the length of MapText(*m).
+func mapTextSize(m *Map) int {
 	n := 0
 	for _, e := range m.Entries {
 		n += len(e.Key) + len(e.Value) + 2
 	}
-	out := make([]byte, 0, n)
+	return n
+}
+
+// appendMapText appends MapText(*m) to dst.
+func appendMapText(dst []byte, m *Map) []byte {
 	for _, e := range m.Entries {
-		out = append(out, e.Key...)
-		out = append(out, ' ')
-		out = append(out, e.Value...)
-		out = append(out, '\n')
+		dst = append(dst, e.Key...)
+		dst = append(dst, ' ')
+		dst = append(dst, e.Value...)
+		dst = append(dst, '\n')
 	}
-	return out
+	return dst
 }

@@ -1,9 +1,11 @@
 package renderplan
 
 import (
+	"cmp"
 	"fmt"
-	"net/netip"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/hashicorp/go-multierror"
 )
@@ -72,8 +74,12 @@ type validator struct {
 	// sectionsRendered skips re-rendering backend sections to compare
 	// digests: NewPlan made them from the backends.
 	sectionsRendered bool
-	errs             []error
-	buf              []byte // scratch for rendering sections
+	// sectionBackends, if set, holds per section the position of the
+	// backend it probably holds (-1 for none): a hint for finding it.
+	sectionBackends []int
+	errs            []error
+	buf             []byte    // scratch for rendering sections and maps
+	guids           []guidUse // in plan order, for checkGUIDs
 }
 
 func (v *validator) add(format string, args ...any) {
@@ -135,20 +141,27 @@ func (v *validator) plan(p *Plan) {
 		profiles[pr.Name] = pr
 	}
 
-	// Backends and servers; guids share one namespace.
-	guids := make(map[string]subject, len(p.Backends)*3)
-	useGUID := func(guid string, owner subject) {
-		if prev, dup := guids[guid]; dup {
-			v.add("%s: guid %s already used by %s", owner, guid, prev)
-			return
+	// Backends usually share a few profiles: remember the last one found.
+	var lastProfile *Profile
+	lookupProfile := func(name string) (*Profile, bool) {
+		if lastProfile == nil || lastProfile.Name != name {
+			pr, ok := profiles[name]
+			if !ok {
+				return nil, false
+			}
+			lastProfile = pr
 		}
-		guids[guid] = owner
+		return lastProfile, true
 	}
-	backends := make(map[string]*Backend, len(p.Backends))
+
+	// Backends and servers; guids share one namespace (checkGUIDs).
+	v.guids = make([]guidUse, 0, len(p.Backends))
+	backendsSorted := true // strictly: sorted and unique
 	for i := range p.Backends {
 		be := &p.Backends[i]
 		what := subject{kind: "backend", name: be.Name}
 		if i > 0 && p.Backends[i-1].Name >= be.Name {
+			backendsSorted = false
 			v.add("%s: %s", what, orderProblem(p.Backends[i-1].Name, be.Name))
 		}
 		if problem := nameProblem(be.Name); problem != "" {
@@ -160,9 +173,9 @@ func (v *validator) plan(p *Plan) {
 		if problem := guidProblem(be.GUID); problem != "" {
 			v.add("%s: guid %s", what, problem)
 		} else {
-			useGUID(be.GUID, what)
+			v.useGUID(be.GUID, i, -1)
 		}
-		if pr, ok := profiles[be.Profile]; !ok {
+		if pr, ok := lookupProfile(be.Profile); !ok {
 			v.add("%s: profile %q not in plan", what, be.Profile)
 		} else if pr.Mode != be.Mode {
 			v.add("%s: mode %q differs from profile %s mode %q", what, be.Mode, pr.Name, pr.Mode)
@@ -202,10 +215,10 @@ func (v *validator) plan(p *Plan) {
 			if problem := nameProblem(s.Name); problem != "" {
 				v.add("%s: name %s", swhat, problem)
 			}
-			v.server(swhat, s, useGUID)
+			v.server(swhat, s, i, j)
 		}
-		backends[be.Name] = be
 	}
+	v.checkGUIDs(p)
 
 	// Files.
 	var cfg *File
@@ -281,8 +294,8 @@ func (v *validator) plan(p *Plan) {
 		case f.Kind != FileMap:
 			v.add("%s: file at its path has kind %q, want map", what, f.Kind)
 		default:
-			body := MapText(*m)
-			if f.Size != len(body) || f.Digest != DigestOf(body) {
+			v.buf = appendMapText(slices.Grow(v.buf[:0], mapTextSize(m)), m)
+			if f.Size != len(v.buf) || !isDigestOf(f.Digest, v.buf) {
 				v.add("%s: file digest or size does not match the entries", what)
 			}
 		}
@@ -295,17 +308,13 @@ func (v *validator) plan(p *Plan) {
 		}
 	}
 
-	v.sections(p, cfg, profiles, backends)
+	v.sections(p, cfg, profiles, newBackendIndex(p.Backends, backendsSorted))
 }
 
-func (v *validator) server(what subject, s *Server, useGUID func(guid string, owner subject)) {
-	var buf [64]byte
-	if a, err := netip.ParseAddr(s.Address); err != nil {
-		v.add("%s: address %q is not an IP address", what, s.Address)
-	} else if a.Zone() != "" {
-		v.add("%s: address %q has a zone", what, s.Address)
-	} else if string(a.AppendTo(buf[:0])) != s.Address {
-		v.add("%s: address %q is not in canonical form %q", what, s.Address, a.String())
+// server checks server j of backend i.
+func (v *validator) server(what subject, s *Server, i, j int) {
+	if problem := addressProblem(s.Address); problem != "" {
+		v.add("%s: address %q %s", what, s.Address, problem)
 	}
 	if s.Port < 1 || s.Port > 65535 {
 		v.add("%s: port %d out of range 1-65535", what, s.Port)
@@ -327,16 +336,16 @@ func (v *validator) server(what subject, s *Server, useGUID func(guid string, ow
 			} else if problem := guidProblem(s.Keywords[k+1]); problem != "" {
 				v.add("%s: guid %s", what, problem)
 			} else {
-				useGUID(s.Keywords[k+1], what)
+				v.useGUID(s.Keywords[k+1], i, j)
 			}
 		}
 	}
 }
 
-func (v *validator) sections(p *Plan, cfg *File, profiles map[string]*Profile, backends map[string]*Backend) {
+func (v *validator) sections(p *Plan, cfg *File, profiles map[string]*Profile, backends *backendIndex) {
 	offset := 0
 	placedProfile := make(map[string]bool, len(p.Profiles))
-	placedBackend := make(map[string]bool, len(p.Backends))
+	placedBackend := make([]bool, len(p.Backends)) // by backends.find
 	for i := range p.Sections {
 		s := &p.Sections[i]
 		what := sectionSubject{i, s}
@@ -367,19 +376,25 @@ func (v *validator) sections(p *Plan, cfg *File, profiles map[string]*Profile, b
 			}
 			placedProfile[s.Name] = true
 		case SectionBackend:
-			be, ok := backends[s.Name]
+			hint := -1
+			if i < len(v.sectionBackends) {
+				hint = v.sectionBackends[i]
+			}
+			k, ok := backends.find(s.Name, hint)
 			switch {
 			case !ok:
 				v.add("%s: backend not in plan", what)
-			case placedBackend[s.Name]:
+			case placedBackend[k]:
 				v.add("backend %s: more than one section", s.Name)
 			case !v.sectionsRendered:
-				v.buf = appendBackendText(v.buf[:0], be)
-				if s.Length != len(v.buf) || s.Digest != DigestOf(v.buf) {
+				v.buf = appendBackendText(v.buf[:0], &p.Backends[k])
+				if s.Length != len(v.buf) || !isDigestOf(s.Digest, v.buf) {
 					v.add("backend %s: section is not BackendText of the backend", s.Name)
 				}
 			}
-			placedBackend[s.Name] = true
+			if ok {
+				placedBackend[k] = true
+			}
 		default:
 			v.add("%s: kind %q is unknown", what, s.Kind)
 		}
@@ -392,11 +407,136 @@ func (v *validator) sections(p *Plan, cfg *File, profiles map[string]*Profile, b
 			v.add("profile %s: no section", pr.Name)
 		}
 	}
-	for _, be := range p.Backends {
-		if !placedBackend[be.Name] {
-			v.add("backend %s: no section", be.Name)
+	for i := range p.Backends {
+		name := p.Backends[i].Name
+		if k, _ := backends.find(name, i); !placedBackend[k] {
+			v.add("backend %s: no section", name)
 		}
 	}
+}
+
+// guidUse is one use of a guid: by backend i of the plan (server -1) or
+// by its server j.
+type guidUse struct {
+	guid      string
+	seq       int // the use's place in plan order
+	i, j      int
+	errsAfter int // how many problems were found before the use
+}
+
+// useGUID records that backend i (j < 0) or its server j uses guid.
+func (v *validator) useGUID(guid string, i, j int) {
+	v.guids = append(v.guids, guidUse{guid: guid, seq: len(v.guids), i: i, j: j, errsAfter: len(v.errs)})
+}
+
+// checkGUIDs reports every use of a guid after its first, at the place
+// in the problem list where it was used, naming the first user. Sorting
+// the uses costs less than a map of all guids, and costs no more than a
+// check in the usual case: guids follow the backend names, so the uses
+// come sorted.
+func (v *validator) checkGUIDs(p *Plan) {
+	uses := v.guids
+	if guidsIncrease(uses) {
+		return // sorted and unique
+	}
+	sortFunc(uses, func(a, b guidUse) int {
+		if c := strings.Compare(a.guid, b.guid); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.seq, b.seq)
+	})
+	type dup struct{ use, first *guidUse }
+	var dups []dup
+	for run := 0; run < len(uses); {
+		end := run + 1
+		for end < len(uses) && uses[end].guid == uses[run].guid {
+			dups = append(dups, dup{&uses[end], &uses[run]})
+			end++
+		}
+		run = end
+	}
+	if len(dups) == 0 {
+		return
+	}
+	slices.SortFunc(dups, func(a, b dup) int { return cmp.Compare(a.use.seq, b.use.seq) })
+	owner := func(u *guidUse) subject {
+		be := &p.Backends[u.i]
+		if u.j < 0 {
+			return subject{kind: "backend", name: be.Name}
+		}
+		return subject{kind: "backend", name: be.Name, server: be.Servers[u.j].Name}
+	}
+	errs := make([]error, 0, len(v.errs)+len(dups))
+	done := 0
+	for _, d := range dups {
+		errs = append(errs, v.errs[done:d.use.errsAfter]...)
+		done = d.use.errsAfter
+		errs = append(errs, fmt.Errorf("%s: guid %s already used by %s", owner(d.use), d.use.guid, owner(d.first)))
+	}
+	v.errs = append(errs, v.errs[done:]...)
+}
+
+// guidsIncrease reports whether the guids of uses are strictly
+// increasing.
+func guidsIncrease(uses []guidUse) bool {
+	for i := 1; i < len(uses); i++ {
+		if uses[i-1].guid >= uses[i].guid {
+			return false
+		}
+	}
+	return true
+}
+
+// backendIndex finds a plan's backends by name for the validator. When
+// the backends are sorted and unique, as in every valid plan, it tries a
+// hint, then the position after the previous find (sections often come in
+// name order), then searches; after a few misses it builds a map, as it
+// does from the start for backends that are not sorted and unique. Of
+// backends with one name, the last wins, as when filling a map in order.
+type backendIndex struct {
+	bs     []Backend
+	byName map[string]int
+	next   int
+	misses int
+}
+
+// newBackendIndex indexes bs; sorted says they are sorted and unique.
+func newBackendIndex(bs []Backend, sorted bool) *backendIndex {
+	x := &backendIndex{bs: bs}
+	if !sorted {
+		x.buildMap()
+	}
+	return x
+}
+
+func (x *backendIndex) buildMap() {
+	x.byName = make(map[string]int, len(x.bs))
+	for i := range x.bs {
+		x.byName[x.bs[i].Name] = i
+	}
+}
+
+// find returns the position of the backend named name. hint is where it
+// probably is, or -1.
+func (x *backendIndex) find(name string, hint int) (int, bool) {
+	if x.byName == nil {
+		k := x.next
+		if hint >= 0 && hint < len(x.bs) {
+			k = hint
+		}
+		if k < len(x.bs) && x.bs[k].Name == name {
+			x.next = k + 1
+			return k, true
+		}
+		if x.misses++; x.misses <= 16 {
+			k, ok := slices.BinarySearchFunc(x.bs, name, func(be Backend, n string) int { return strings.Compare(be.Name, n) })
+			x.next = k + 1
+			return k, ok
+		}
+		x.buildMap()
+	}
+	k, ok := x.byName[name]
+	return k, ok
 }
 
 // sectionSubject names a section in a problem, formatted only when needed.
