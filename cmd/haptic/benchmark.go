@@ -34,7 +34,7 @@ func benchmarkCommand() *cli.Command {
 			"per-object pass that fills the maps with mapEntry), maps_ms (map templates), rest_ms\n" +
 			"(assembly, plan build, validation), the reference implementation's time and our speedup.\n" +
 			"Without -c the stock libraries alone are rendered.",
-		Subcommands: []*cli.Command{benchmarkPropagationCommand()},
+		Subcommands: []*cli.Command{benchmarkPropagationCommand(), benchmarkProbeClientCommand(), benchmarkEchoServersCommand()},
 		Flags: []cli.Flag{
 			configFlag(false),
 			librariesFlag(),

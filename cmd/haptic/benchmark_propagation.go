@@ -30,7 +30,11 @@ func benchmarkPropagationCommand() *cli.Command {
 			"               and the reloads during the run;\n" +
 			"  routechange: keeps traffic on one route while its backend flips --flips times, --flip-interval\n" +
 			"               apart, and reports every answer that is not 200.\n" +
-			"Routes are written --debounce + 5ms apart, so each is an isolated (leading-edge) change.",
+			"Routes are written --debounce + 5ms apart, so each is an isolated (leading-edge) change.\n" +
+			"The poller and the two echo backends run as child processes (this binary's hidden `benchmark\n" +
+			"probe-client` and `benchmark echo-servers`), as a real client and real backends do, so that local\n" +
+			"mode's busy goroutines delay neither the poller's 1 ms timers nor the backends' answers;\n" +
+			"--in-process runs both as goroutines of this process instead (the older, pessimistic numbers).",
 		Flags: []cli.Flag{
 			haproxyFlag(),
 			&cli.IntFlag{Name: "routes", Usage: "routes the probe creates (0 skips the probe)", Value: 300, EnvVars: []string{"HAPTIC_BENCH_ROUTES"}},
@@ -39,6 +43,7 @@ func benchmarkPropagationCommand() *cli.Command {
 			&cli.DurationFlag{Name: "debounce", Usage: "local mode's debounce interval", Value: controller.DefaultDebounceInterval},
 			&cli.DurationFlag{Name: "min-reload-interval", Usage: "agent reload pacing (negative: none)", Value: -1},
 			&cli.StringFlag{Name: "workdir", Usage: "local mode's work directory (HAProxy's tree, the agent's state); on tmpfs (/dev/shm/…) the agent's fsyncs cost nothing"},
+			&cli.BoolFlag{Name: "in-process", Usage: "run the poller and the echo backends as goroutines of this process, not as child processes (local mode's work then delays them)"},
 			&cli.StringFlag{Name: "log-level", Usage: "local mode's log level (debug, info, warn, error)", Value: "error"},
 		},
 		Action: func(c *cli.Context) error {
@@ -50,9 +55,27 @@ func benchmarkPropagationCommand() *cli.Command {
 			if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
 				return fmt.Errorf("log-level: %w", err)
 			}
+			var probe func(url string) []string
+			var echo func(listen []string) []string
+			if !c.Bool("in-process") {
+				exe, err := os.Executable()
+				if err != nil {
+					return fmt.Errorf("benchmark child processes: %w", err)
+				}
+				probe = func(url string) []string { return []string{exe, "benchmark", "probe-client", "--url", url} }
+				echo = func(listen []string) []string {
+					argv := []string{exe, "benchmark", "echo-servers"}
+					for _, l := range listen {
+						argv = append(argv, "--listen", l)
+					}
+					return argv
+				}
+			}
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			res, err := local.RunPropagation(ctx, local.PropagationConfig{
+				ProbeCommand:      probe,
+				EchoCommand:       echo,
 				HAProxy:           bin,
 				Routes:            c.Int("routes"),
 				Flips:             c.Int("flips"),
@@ -82,9 +105,10 @@ func benchmarkPropagationCommand() *cli.Command {
 // printPropagation prints the results beside the references, one
 // "key value" line per number so that scripts can parse them.
 func printPropagation(w io.Writer, r *local.PropagationResult) {
-	fmt.Fprintf(w, "haproxy %s\ndebounce_ms %s\nworkdir %s\n", r.HAProxyVersion, ms(r.Debounce), r.WorkDir)
+	fmt.Fprintf(w, "haproxy %s\ndebounce_ms %s\nworkdir %s\necho_servers %s\n", r.HAProxyVersion, ms(r.Debounce), r.WorkDir, r.Echo)
 	if p := r.Probe; p != nil {
 		fmt.Fprintf(w, "probe_routes %d\n", p.Routes)
+		fmt.Fprintf(w, "probe_poller %s\n", p.Poller)
 		fmt.Fprintf(w, "probe_p50_ms %s\nprobe_p90_ms %s\nprobe_p99_ms %s\nprobe_max_ms %s\n",
 			ms(p.Quantile(0.50)), ms(p.Quantile(0.90)), ms(p.Quantile(0.99)), ms(p.Quantile(1)))
 		fmt.Fprintf(w, "probe_requests %d\nprobe_unexpected_answers %d\nprobe_reloads %d\n", p.Requests, len(p.Unexpected), p.Reloads)

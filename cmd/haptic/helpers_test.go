@@ -2,11 +2,27 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"sync"
 	"testing"
 
 	"github.com/haptic-io/haptic/internal/haproxytest"
 )
+
+// TestMain lets the test binary act as haptic for the child processes
+// haptic starts of itself: `benchmark propagation` runs os.Executable()
+// with "benchmark probe-client …" and "benchmark echo-servers …", which
+// would otherwise run the tests again.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 2 && os.Args[1] == "benchmark" && (os.Args[2] == "probe-client" || os.Args[2] == "echo-servers") {
+		if err := newApp(os.Stdout, os.Stderr).Run(os.Args); err != nil {
+			os.Stderr.WriteString("haptic: " + err.Error() + "\n")
+			os.Exit(exitCode(err))
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
 
 // haproxyForTests is HAProxy 3.4 for haproxy_valid assertions; the test
 // is skipped under -short (haproxytest fails it with CI=true when missing).

@@ -46,7 +46,7 @@ func TestBenchmarkPropagationPrintsParseableNumbers(t *testing.T) {
 			values[f[0]] = f[1]
 		}
 	}
-	for key, want := range map[string]string{"probe_routes": "20", "probe_unexpected_answers": "0", "probe_reloads": "0", "routechange_flips": "4", "routechange_non200": "0"} {
+	for key, want := range map[string]string{"probe_routes": "20", "probe_poller": "process", "echo_servers": "process", "probe_unexpected_answers": "0", "probe_reloads": "0", "routechange_flips": "4", "routechange_non200": "0"} {
 		if values[key] != want {
 			t.Errorf("%s = %q, want %q", key, values[key], want)
 		}

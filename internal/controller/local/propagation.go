@@ -40,6 +40,21 @@ type PropagationConfig struct {
 	// MinReloadInterval is the agent's reload pacing (see [Config]);
 	// negative means none.
 	MinReloadInterval time.Duration
+	// ProbeCommand, when set, returns the argv of a probe client
+	// ([RunProbeClient], `haptic benchmark probe-client --url URL`) that
+	// polls url (local mode's HTTP address, known only once it runs) from
+	// a process of its own; the probe starts it once and feeds it the
+	// hosts. Nil polls from a goroutine of this process, whose 1 ms timers
+	// fire late while local mode keeps the CPUs busy. The routechange
+	// scenario always runs in process.
+	ProbeCommand func(url string) []string
+	// EchoCommand, when set, returns the argv of a process serving echo
+	// servers on listen ([RunEchoServers], `haptic benchmark echo-servers
+	// --listen ADDR …`), the two backends of the routes; it runs for the
+	// whole benchmark. Nil serves them from this process, where local
+	// mode's busy goroutines delay their answers (a real backend runs
+	// elsewhere).
+	EchoCommand func(listen []string) []string
 	// Progress receives a dot per route; nil discards.
 	Progress io.Writer
 	// Local carries local mode's other settings (Log, HAProxyOutput,
@@ -61,6 +76,9 @@ type Answer struct {
 // write of its manifest to the first 200.
 type ProbeResult struct {
 	Routes int
+	// Poller is where the probe polled from: [InChildProcess] or
+	// [InThisProcess].
+	Poller string
 	// Latencies are sorted, one per route.
 	Latencies []time.Duration
 	// Unexpected are answers that were neither 404 (not routed yet) nor
@@ -83,6 +101,13 @@ func (r ProbeResult) Quantile(q float64) time.Duration {
 	return r.Latencies[i]
 }
 
+// Where the probe polled from (see [PropagationConfig.ProbeCommand]) and
+// where the echo servers ran (see [PropagationConfig.EchoCommand]).
+const (
+	InChildProcess = "process"
+	InThisProcess  = "goroutine"
+)
+
 // RouteChangeResult is the route-change scenario: continuous traffic to
 // one route while its backend flips.
 type RouteChangeResult struct {
@@ -100,8 +125,11 @@ type RouteChangeResult struct {
 type PropagationResult struct {
 	HAProxyVersion string
 	// WorkDir is where HAProxy's tree and the agent's state lived.
-	WorkDir     string
-	Debounce    time.Duration
+	WorkDir  string
+	Debounce time.Duration
+	// Echo is where the echo servers ran: [InChildProcess] or
+	// [InThisProcess] (in this process).
+	Echo        string
 	Probe       *ProbeResult
 	RouteChange *RouteChangeResult
 }
@@ -131,12 +159,24 @@ func RunPropagation(ctx context.Context, cfg PropagationConfig) (*PropagationRes
 	if err := os.MkdirAll(resources, 0o755); err != nil {
 		return nil, err
 	}
-	echoes, err := startEcho([]string{"127.0.0.1:0", "127.0.0.1:0"})
-	if err != nil {
-		return nil, err
+	echoListen := []string{"127.0.0.1:0", "127.0.0.1:0"}
+	var echoAddrs []string
+	echoWhere := InThisProcess
+	if cfg.EchoCommand != nil {
+		c, addrs, err := startEchoProcess(ctx, cfg.EchoCommand(echoListen), len(echoListen))
+		if err != nil {
+			return nil, err
+		}
+		defer func() { _ = c.close() }()
+		echoAddrs, echoWhere = addrs, InChildProcess
+	} else {
+		echoes, err := startEcho(echoListen)
+		if err != nil {
+			return nil, err
+		}
+		defer echoes.close()
+		echoAddrs = echoes.addrs()
 	}
-	defer echoes.close()
-	echoAddrs := echoes.addrs()
 	// Two Services, one per echo server, for the routes to point at.
 	for i, addr := range echoAddrs {
 		if err := writeFileAtomic(filepath.Join(resources, fmt.Sprintf("svc-%d.yaml", i)), []byte(benchService(fmt.Sprintf("echo-%d", i), addr))); err != nil {
@@ -188,7 +228,7 @@ func RunPropagation(ctx context.Context, cfg PropagationConfig) (*PropagationRes
 	if err := b.waitApplied(ctx, 30*time.Second); err != nil {
 		return nil, err
 	}
-	res := &PropagationResult{HAProxyVersion: info.HAProxyVersion, Debounce: cfg.Debounce, WorkDir: lc.WorkDir}
+	res := &PropagationResult{HAProxyVersion: info.HAProxyVersion, Debounce: cfg.Debounce, WorkDir: lc.WorkDir, Echo: echoWhere}
 	if res.WorkDir == "" {
 		res.WorkDir = "(temporary, under " + os.TempDir() + ")"
 	}
@@ -262,65 +302,48 @@ func (b *bench) reloads() int {
 }
 
 // probe creates the routes one at a time and times each to its first 200.
-func (b *bench) probe(ctx context.Context) (*ProbeResult, error) {
-	res := &ProbeResult{Routes: b.cfg.Routes}
-	client := benchClient()
-	defer client.CloseIdleConnections()
+func (b *bench) probe(ctx context.Context) (res *ProbeResult, err error) {
+	res = &ProbeResult{Routes: b.cfg.Routes, Poller: InThisProcess}
+	var p poller
+	if b.cfg.ProbeCommand != nil {
+		pp, err := startProcessPoller(ctx, b.cfg.ProbeCommand(b.url))
+		if err != nil {
+			return nil, err
+		}
+		p, res.Poller = pp, InChildProcess
+	} else {
+		p = newGoroutinePoller(b.url)
+	}
+	defer func() {
+		if cerr := p.close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
 	gap := b.cfg.Debounce + 5*time.Millisecond
 	reloads := b.reloads()
 	for i := range b.cfg.Routes {
 		host := fmt.Sprintf("r%d.bench.local", i)
 		manifest := benchRoute(fmt.Sprintf("r%d", i), host, b.echoes[i%2])
 		// Poll from before the write until the first 200.
-		type outcome struct {
-			at         time.Time
-			requests   int
-			unexpected []Answer
-			err        error
+		if err := p.start(ctx, host); err != nil {
+			return res, err
 		}
-		done := make(chan outcome, 1)
-		started := make(chan struct{})
-		go func() {
-			var o outcome
-			close(started)
-			deadline := time.Now().Add(30 * time.Second)
-			for {
-				t0 := time.Now()
-				code, body, err := get(ctx, client, b.url, host)
-				o.requests++
-				switch {
-				case err != nil:
-					o.unexpected = append(o.unexpected, Answer{At: time.Now(), Host: host, Detail: err.Error()})
-				case code == http.StatusOK:
-					o.at = time.Now()
-					done <- o
-					return
-				case code != http.StatusNotFound:
-					o.unexpected = append(o.unexpected, Answer{At: time.Now(), Host: host, Status: code, Detail: clip(body)})
-				}
-				if ctx.Err() != nil || t0.After(deadline) {
-					o.err = fmt.Errorf("route %s: no 200 within 30s", host)
-					done <- o
-					return
-				}
-				if d := time.Millisecond - time.Since(t0); d > 0 {
-					time.Sleep(d)
-				}
-			}
-		}()
-		<-started
-		time.Sleep(time.Millisecond) // at least one poll before the write
+		// A process poller's times are wall-clock readings of the same
+		// machine clock; Sub then compares wall clocks.
 		wrote := time.Now()
 		if err := writeFileAtomic(filepath.Join(b.resources, fmt.Sprintf("route-%05d.yaml", i)), []byte(manifest)); err != nil {
 			return res, err
 		}
-		o := <-done
-		res.Requests += o.requests
-		res.Unexpected = append(res.Unexpected, o.unexpected...)
-		if o.err != nil {
-			return res, o.err
+		o, err := p.wait(ctx)
+		if err != nil {
+			return res, err
 		}
-		res.Latencies = append(res.Latencies, o.at.Sub(wrote))
+		res.Requests += o.Requests
+		res.Unexpected = append(res.Unexpected, o.Unexpected...)
+		if o.TimedOut {
+			return res, fmt.Errorf("route %s: no 200 within %v", host, pollLimit)
+		}
+		res.Latencies = append(res.Latencies, o.At.Sub(wrote))
 		if (i+1)%50 == 0 {
 			fmt.Fprintf(b.cfg.Progress, "%d ", i+1)
 		}

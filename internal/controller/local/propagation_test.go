@@ -1,0 +1,143 @@
+package local_test
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/haptic-io/haptic/internal/controller/local"
+	"github.com/haptic-io/haptic/internal/haproxytest"
+)
+
+// children are the argv builders of the benchmark's child processes, run
+// by this test binary (see TestMain); nil runs them in process.
+type children struct {
+	probe func(url string) []string
+	echo  func(listen []string) []string
+}
+
+// childCommands runs this test binary as the probe client and the echo
+// servers.
+func childCommands(t *testing.T) children {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return children{
+		probe: func(url string) []string { return []string{exe, "probe-client", "--url", url} },
+		echo: func(listen []string) []string {
+			argv := []string{exe, "echo-servers"}
+			for _, l := range listen {
+				argv = append(argv, "--listen", l)
+			}
+			return argv
+		},
+	}
+}
+
+// runPropagation runs the probe (3 routes) and, with flips, the
+// routechange scenario on HAProxy 3.4.
+func runPropagation(t *testing.T, c children, flips int) (*local.PropagationResult, error) {
+	t.Helper()
+	bin := haproxytest.Binary(t, "3.4")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*waitTimeout)
+	defer cancel()
+	return local.RunPropagation(ctx, local.PropagationConfig{
+		HAProxy:           bin,
+		Routes:            3,
+		Flips:             flips,
+		FlipInterval:      50e6, // 50 ms
+		MinReloadInterval: -1,
+		ProbeCommand:      c.probe,
+		EchoCommand:       c.echo,
+		Local: local.Config{
+			Log:           slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
+			HAProxyOutput: tWriter{t},
+			WorkDir:       t.TempDir(),
+		},
+	})
+}
+
+func TestPropagationTimesEveryRouteFromWriteTo200AndFlipsWithoutErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		children func(t *testing.T) children
+		where    string
+	}{
+		{"with the probe client and echo servers as child processes", childCommands, local.InChildProcess},
+		{"with everything in process", func(*testing.T) children { return children{} }, local.InThisProcess},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := runPropagation(t, tc.children(t), 2)
+			if err != nil {
+				t.Fatalf("RunPropagation: %v", err)
+			}
+			if res.Echo != tc.where {
+				t.Errorf("echo servers ran in %q, want %q", res.Echo, tc.where)
+			}
+			p := res.Probe
+			if p == nil {
+				t.Fatal("no probe result")
+			}
+			if p.Poller != tc.where {
+				t.Errorf("poller %q, want %q", p.Poller, tc.where)
+			}
+			if len(p.Latencies) != 3 {
+				t.Fatalf("%d latencies, want one per route (3): %v", len(p.Latencies), p.Latencies)
+			}
+			// Polling began before each write and the route did not exist
+			// then, so every 200 came after its write.
+			for _, l := range p.Latencies {
+				if l <= 0 {
+					t.Errorf("latency %v: the 200 came before the write", l)
+				}
+			}
+			if p.Requests < 2*3 {
+				t.Errorf("%d requests, want at least a 404 and a 200 per route", p.Requests)
+			}
+			if len(p.Unexpected) != 0 {
+				t.Errorf("unexpected answers: %+v", p.Unexpected)
+			}
+			if p.Reloads != 0 {
+				t.Errorf("%d reloads, want 0 (plain routes are runtime-only on 3.4)", p.Reloads)
+			}
+			rc := res.RouteChange
+			if rc == nil {
+				t.Fatal("no routechange result")
+			}
+			if len(rc.NonOK) != 0 {
+				t.Errorf("routechange answers other than 200: %+v", rc.NonOK)
+			}
+			if len(rc.Served) != 2 {
+				t.Errorf("served by %v, want both echo servers", rc.Served)
+			}
+		})
+	}
+}
+
+func TestPropagationFailsWhenTheProbeClientExits(t *testing.T) {
+	c := childCommands(t)
+	probe := c.probe
+	// An unknown flag: the child exits with status 2 before any answer.
+	c.probe = func(url string) []string { return append(probe(url), "--no-such-flag") }
+	res, err := runPropagation(t, c, 0)
+	if err == nil || !strings.Contains(err.Error(), "probe client stopped answering") || !strings.Contains(err.Error(), "exit status 2") {
+		t.Fatalf("error %v, want the probe client's exit named", err)
+	}
+	if res == nil || res.Probe == nil || len(res.Probe.Latencies) != 0 {
+		t.Errorf("result %+v, want a probe without latencies", res)
+	}
+}
+
+func TestPropagationFailsWhenTheEchoServersCannotListen(t *testing.T) {
+	c := childCommands(t)
+	echo := c.echo
+	c.echo = func([]string) []string { return echo([]string{"127.0.0.1:0", "127.0.0.1:no-port"}) }
+	_, err := runPropagation(t, c, 0)
+	if err == nil || !strings.Contains(err.Error(), "echo servers stopped answering") || !strings.Contains(err.Error(), "exit status 1") {
+		t.Fatalf("error %v, want the echo servers' exit named", err)
+	}
+}
