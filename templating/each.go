@@ -383,7 +383,7 @@ func (f *fragment) backend(d map[string]any, more ...map[string]any) (string, er
 
 func (f *fragment) resolve(key serversKey) *serversEntry {
 	r := f.r
-	return resolveCached(r.e, r.store, scanSlicesFor(r.e, r.store, key.ns, key.svc), key)
+	return resolveCached(r.e, r.store, scanSlicesFor(r.e, r.store, key.ns, key.svc), key, !r.fresh)
 }
 
 // replayOps applies an item's effects, as its calls would have in a

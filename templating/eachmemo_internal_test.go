@@ -225,3 +225,16 @@ snippets:
 		t.Errorf("executed %d items, want 1 (the second render replays)", n)
 	}
 }
+
+func TestFreshRenderReplaysNothingAndRendersTheSame(t *testing.T) {
+	e, st := memoFixture(t, 10)
+	snap := st.Snapshot()
+	warm, _ := renderCounting(t, e, snap, RenderOptions{})
+	fresh, n := renderCounting(t, e, snap, RenderOptions{Fresh: true})
+	if n != 20 || fresh != warm {
+		t.Errorf("Fresh render executed %d items (want 20); same output: %v", n, fresh == warm)
+	}
+	if _, n := renderCounting(t, e, snap, RenderOptions{}); n != 10 {
+		t.Errorf("after a Fresh render, the next executed %d items, want the 10 store readers", n)
+	}
+}

@@ -28,6 +28,11 @@ const maxRenderDepth = 64
 type RenderOptions struct {
 	// ExtraContext keys override the config's extraContext (shallowly).
 	ExtraContext map[string]any
+	// Fresh renders as an engine's first render does: no renderEach item
+	// is replayed and every service is resolved anew. The result is the
+	// same either way; Fresh only costs time (benchmarks of a full render
+	// use it). What a Fresh render finds is kept for the next render.
+	Fresh bool
 	// Trace, when set, is called when a template starts and ends (top-level
 	// templates and every render, renderGlob item and memo miss) and around
 	// the assembly ([TraceAssemble]). Callers that want timings read their
@@ -189,6 +194,8 @@ type renderState struct {
 	slicesBySvc map[string][]map[string]any  // when the slice alias is not indexed by service
 	// hints are the sizes of the engine's previous render.
 	hints sizeHints
+	// fresh: reuse nothing from earlier renders (RenderOptions.Fresh).
+	fresh bool
 	// eachPrev is the engine's renderEach memo as this render found it;
 	// eachUsed, the results this render used (the engine's next memo).
 	eachPrev, eachUsed map[eachKey]*eachResult
@@ -216,7 +223,10 @@ func newRenderState(ctx context.Context, e *Engine, store Store, opts RenderOpti
 		mapsByKey:   map[string]*mapState{},
 		files:       map[string]*renderplan.FileContent{},
 		usedServers: make(map[serversKey]*serversEntry, e.servers.size()),
-		eachPrev:    e.each.snapshot(),
+		fresh:       opts.Fresh,
+	}
+	if !opts.Fresh {
+		r.eachPrev = e.each.snapshot()
 	}
 	r.eachUsed = make(map[eachKey]*eachResult, len(r.eachPrev))
 	r.beByName = make(map[string]int, r.hints.backends)

@@ -54,16 +54,18 @@ func (r *renderState) resolveEntry(key serversKey) *serversEntry {
 	if e, ok := r.usedServers[key]; ok {
 		return e
 	}
-	return resolveCached(r.e, r.store, r.slicesFor(key.ns, key.svc), key)
+	return resolveCached(r.e, r.store, r.slicesFor(key.ns, key.svc), key, !r.fresh)
 }
 
-// resolveCached resolves key against store, reusing the engine's previous
-// resolution when its objects are still the ones in the store. Safe for
-// concurrent use.
-func resolveCached(e *Engine, store Store, svcSlices []map[string]any, key serversKey) *serversEntry {
+// resolveCached resolves key against store, reusing (when reuse is set)
+// the engine's previous resolution when its objects are still the ones in
+// the store. Safe for concurrent use.
+func resolveCached(e *Engine, store Store, svcSlices []map[string]any, key serversKey, reuse bool) *serversEntry {
 	svc, _ := store.Get(e.serviceAlias, key.ns, key.svc)
-	if prev := e.servers.get(key); prev != nil && prev.current(svc, svcSlices) {
-		return prev
+	if reuse {
+		if prev := e.servers.get(key); prev != nil && prev.current(svc, svcSlices) {
+			return prev
+		}
 	}
 	servers, problems := resolveServers(svc, svcSlices, key)
 	return &serversEntry{svc: svc, slices: slices.Clone(svcSlices), servers: servers, problems: problems}

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -23,11 +26,14 @@ var referenceMillis = map[int]float64{100: 15, 1000: 113, 5000: 742}
 func benchmarkCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "benchmark",
-		Usage: "time full renders of generated Ingress fixtures",
+		Usage: "time full renders, and re-renders after one change, of generated Ingress fixtures",
 		Description: "Generates, per size, N steps of 1 Ingress + 1 Service + 2 EndpointSlices\n" +
 			"(templating/fixtures.GenerateIngressMix: 2 paths per Ingress, 2 endpoints per slice), renders them once to warm up, then --iterations times, and\n" +
 			"prints one header line and one row per size (median times), then the 5000/1000 ratio.\n" +
+			"Timed renders are full renders (RenderOptions.Fresh: nothing reused from earlier renders).\n" +
 			"Columns: total_ms (wall), cpu_ms (process CPU per render, steadier on a busy machine),\n" +
+			"rerender_ms (wall, median of --iterations: one Ingress changed, a new snapshot, and a render\n" +
+			"that replays what did not change, as the controller does after every change),\n" +
 			"first_ms (the untimed warm-up render: the first render of a fresh store snapshot, which\n" +
 			"also sorts the ListBy lists that later renders of the same snapshot reuse),\n" +
 			"per_ingress_us, haproxy_cfg_ms (the haproxy.cfg template, which includes the libraries'\n" +
@@ -73,6 +79,7 @@ type benchRow struct {
 	Total     time.Duration // whole Engine.Render, wall clock
 	CPU       time.Duration // process CPU time (user+system) per render
 	First     time.Duration // the warm-up render (first of this snapshot), wall clock
+	Rerender  time.Duration // a render after one Ingress changed, wall clock
 	Config    time.Duration // the haproxy.cfg template
 	Maps      time.Duration // all map templates
 	Rest      time.Duration // the rest: other templates, assembly, plan build and validation
@@ -100,7 +107,7 @@ func benchSize(ctx context.Context, cfg *templating.Config, n, iters int) (bench
 	for i := -1; i < iters; i++ {
 		var tr phaseTimer
 		start := time.Now()
-		out, problems, err := engine.Render(ctx, snap, templating.RenderOptions{Trace: tr.event})
+		out, problems, err := engine.Render(ctx, snap, templating.RenderOptions{Trace: tr.event, Fresh: true})
 		elapsed := time.Since(start)
 		if err != nil {
 			return benchRow{}, fmt.Errorf("benchmark %d objects: %w", n, err)
@@ -122,7 +129,57 @@ func benchSize(ctx context.Context, cfg *templating.Config, n, iters int) (bench
 	last.Objects = n
 	last.CPU = (processCPU() - cpuStart) / time.Duration(iters)
 	last.Total, last.Config, last.Maps, last.Rest = median(total), median(cfgT), median(mapsT), median(restT)
+	if last.Rerender, err = benchRerender(ctx, engine, store, n, iters); err != nil {
+		return benchRow{}, err
+	}
 	return last, nil
+}
+
+// benchRerender changes one Ingress of the mix iters times (its host
+// flips), each time taking a snapshot and rendering with engine, and
+// returns the median time of snapshot plus render.
+func benchRerender(ctx context.Context, engine *templating.Engine, store *templating.MemoryStore, n, iters int) (time.Duration, error) {
+	ing, ok := store.Get("ingresses", fmt.Sprintf("ns-%d", (n/2)%fixtures.Namespaces), fmt.Sprintf("app-%d", n/2))
+	if !ok {
+		return 0, fmt.Errorf("benchmark %d objects: no Ingress app-%d under alias ingresses", n, n/2)
+	}
+	var took []time.Duration
+	for i := range iters {
+		changed, err := withRuleHost(ing, fmt.Sprintf("changed-%d.example.com", i%2), strconv.Itoa(i))
+		if err != nil {
+			return 0, err
+		}
+		start := time.Now()
+		if err := store.Update("ingresses", changed); err != nil {
+			return 0, err
+		}
+		if _, _, err := engine.Render(ctx, store.Snapshot(), templating.RenderOptions{}); err != nil {
+			return 0, fmt.Errorf("benchmark %d objects: re-render: %w", n, err)
+		}
+		took = append(took, time.Since(start))
+	}
+	return median(took), nil
+}
+
+// withRuleHost returns a copy of a reference-mix Ingress whose first rule
+// has the given host, with resourceVersion rv.
+func withRuleHost(ing map[string]any, host, rv string) (map[string]any, error) {
+	md, _ := ing["metadata"].(map[string]any)
+	spec, _ := ing["spec"].(map[string]any)
+	rules, _ := spec["rules"].([]any)
+	if md == nil || len(rules) == 0 {
+		return nil, errors.New("benchmark: the Ingress has no metadata or rules")
+	}
+	rule, _ := rules[0].(map[string]any)
+	rule = maps.Clone(rule)
+	rule["host"] = host
+	spec = maps.Clone(spec)
+	spec["rules"] = append([]any{rule}, rules[1:]...)
+	md = maps.Clone(md)
+	md["resourceVersion"] = rv
+	out := maps.Clone(ing)
+	out["metadata"], out["spec"] = md, spec
+	return out, nil
 }
 
 // phaseTimer sums the time spent in top-level templates by kind.
@@ -192,7 +249,7 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/float64(
 // 5000/1000 ratio line when both sizes were run.
 func printBench(w io.Writer, rows []benchRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "objects\ttotal_ms\tcpu_ms\tfirst_ms\tper_ingress_us\thaproxy_cfg_ms\tmaps_ms\trest_ms\treference_ms\tspeedup\tbackends\tproblems\tbytes")
+	fmt.Fprintln(tw, "objects\ttotal_ms\tcpu_ms\tfirst_ms\trerender_ms\tper_ingress_us\thaproxy_cfg_ms\tmaps_ms\trest_ms\treference_ms\tspeedup\tbackends\tproblems\tbytes")
 	byN := map[int]benchRow{}
 	for _, r := range rows {
 		byN[r.Objects] = r
@@ -202,8 +259,8 @@ func printBench(w io.Writer, rows []benchRow) error {
 			speedup = fmt.Sprintf("%.1fx", v/(float64(r.Total)/float64(time.Millisecond)))
 		}
 		perIng := float64(r.Total) / float64(time.Microsecond) / float64(r.Objects)
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\n",
-			r.Objects, ms(r.Total), ms(r.CPU), ms(r.First), perIng, ms(r.Config), ms(r.Maps), ms(r.Rest), ref, speedup, r.Backends, r.Problems, r.OutputLen)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\n",
+			r.Objects, ms(r.Total), ms(r.CPU), ms(r.First), ms(r.Rerender), perIng, ms(r.Config), ms(r.Maps), ms(r.Rest), ref, speedup, r.Backends, r.Problems, r.OutputLen)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
