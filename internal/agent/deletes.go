@@ -22,14 +22,19 @@ type pendingDelete struct {
 var errQueueFull = errors.New("agent: deferred delete queue is full")
 
 // deferDelete queues op (an OpDelServer or OpDelBackend) for the
-// background delete loop.
+// background delete loop. The first attempt is due at once: it starts
+// with "wait <RemovableWait> srv-removable" (or be-removable), which
+// HAProxy answers as soon as the last request on the object ends, so a
+// delete usually completes within a request's duration. A plan that adds
+// the object back meanwhile costs a reload; the sooner the delete is done,
+// the rarer that is.
 func (a *Agent) deferDelete(op agentapi.Op) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if len(a.pending) >= a.cfg.MaxPendingDeletes {
 		return fmt.Errorf("%w (%d)", errQueueFull, a.cfg.MaxPendingDeletes)
 	}
-	a.pending = append(a.pending, pendingDelete{op: op, next: a.cfg.Now().Add(a.cfg.DeleteRetry / 4)})
+	a.pending = append(a.pending, pendingDelete{op: op, next: a.cfg.Now()})
 	a.metrics.pending.Set(float64(len(a.pending)))
 	select {
 	case a.deleteWake <- struct{}{}:

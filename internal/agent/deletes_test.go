@@ -167,6 +167,37 @@ func TestDeletesOfBusyServersAndBackendsAreDeferredThenDone(t *testing.T) {
 	}
 }
 
+// TestADeferredDeleteIsDoneWhenItsRequestEnds: the first attempt of a
+// deferred delete starts at once and waits on HAProxy for the object to
+// become removable, so the delete completes when the request in flight
+// ends, not a retry interval later (DeleteRetry is an hour here).
+func TestADeferredDeleteIsDoneWhenItsRequestEnds(t *testing.T) {
+	s := startSite(t, "3.4")
+	slow := startSlow(t, "slow")
+	a := s.newAgent(t, func(c *agent.Config) { c.DeleteRetry, c.RemovableWait = time.Hour, 20*time.Second })
+	w := world{routes: []route{
+		{"api.example.com", "be_api", []renderplan.Server{server("api", haproxytest.StartEcho(t, "api"))}},
+		{"slow.example.com", "be_slow", []renderplan.Server{server("slow", slow.echo)}},
+	}}
+	prev := s.build(t, w)
+	mustApply(t, a, fullRequest(prev, 1))
+	done := slow.inFlight(t, s.url(), "slow.example.com")
+	w.routes = w.routes[:1]
+	req, _ := diffRequest(t, s, prev, s.build(t, w), 2)
+	mustApply(t, a, req)
+	if st, _ := a.State(context.Background()); len(st.PendingDeletes) == 0 {
+		t.Fatal("the busy server's delete was not deferred")
+	}
+	slow.Release()
+	if err := <-done; err != nil {
+		t.Errorf("in-flight request: %v", err)
+	}
+	waitFor(t, 15*time.Second, "the deferred deletes, well before DeleteRetry", func() bool {
+		st, err := a.State(context.Background())
+		return err == nil && len(st.PendingDeletes) == 0
+	})
+}
+
 // TestAFullDeleteQueueFallsBackToAReload: with room for one deferred
 // delete, a second busy server makes the apply reload onto the new files,
 // which never had either server.
