@@ -95,7 +95,8 @@
 // changed executes that object's item alone. Items that read the
 // store through a cached .resources, and items that are not store
 // objects, always run. Store objects and values passed to claim are
-// read-only: a replayed item hands out the same values again. claim "registry" key value records value under key
+// read-only: a replayed item hands out the same values again (set, unset
+// and merge refuse a claimed dict). claim "registry" key value records value under key
 // unless already there (first claim wins; from renderEach, in list order)
 // and returns ""; claimed "registry" returns the registry as a dict;
 // memo "name" key ctx renders a snippet once per key and render (its side

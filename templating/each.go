@@ -425,6 +425,9 @@ func (r *renderState) claim(registry, key string, value any) string {
 	}
 	if _, taken := reg[key]; !taken {
 		reg[key] = value
+		if r.frozen != nil {
+			freeze(r.frozen, value)
+		}
 	}
 	return ""
 }

@@ -183,3 +183,21 @@ func TestRenderEachFromOneEngineConcurrently(t *testing.T) {
 		}
 	}
 }
+
+func TestClaimedValuesAreReadOnly(t *testing.T) {
+	for _, call := range []string{`set $v "b" 2`, `unset $v "a"`, `merge $v (dict "b" 2)`, `mergeOverwrite $v.inner (dict "b" 2)`} {
+		t.Run(call, func(t *testing.T) {
+			cfg := configWith(t, `{{ renderEach "x" (list 1) }}{{ $v := index (claimed "reg") "k" }}{{ `+call+` }}`,
+				"\nsnippets:\n  x: {template: '{{ claim \"reg\" \"k\" (dict \"a\" 1 \"inner\" (dict)) }}'}\n")
+			_, _, err := renderConfig(t, cfg)
+			if err == nil || !strings.Contains(err.Error(), "passed to claim and is read-only") {
+				t.Errorf("error = %v, want the claimed dict refused", err)
+			}
+		})
+	}
+	cfg := configWith(t, `{{ $d := dict "a" 1 }}{{ $_ := set $d "b" 2 }}{{ $_ := merge $d (dict "c" 3) }}{{ toJSON $d }}`, "")
+	out, _, err := renderConfig(t, cfg)
+	if err != nil || !strings.Contains(fileBody(t, out, "haproxy.cfg"), `{"a":1,"b":2,"c":3}`) {
+		t.Errorf("set and merge on an ordinary dict: %v", err)
+	}
+}

@@ -42,6 +42,14 @@ func (e *Engine) releaseRender(b *boundRender) {
 }
 
 func (h *renderHolder) funcs() template.FuncMap {
+	fm := h.renderFuncs()
+	for name, f := range h.guardedDictFuncs() {
+		fm[name] = f
+	}
+	return fm
+}
+
+func (h *renderHolder) renderFuncs() template.FuncMap {
 	return template.FuncMap{
 		"render":         func(name string, data any) (string, error) { return h.r.render(name, data) },
 		"renderGlob":     func(pattern string, data any) (string, error) { return h.r.renderGlob(pattern, data) },

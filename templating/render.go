@@ -9,6 +9,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/haptic-io/haptic/renderplan"
 	template "github.com/haptic-io/haptic/templating/internal/gotemplate"
@@ -196,6 +197,8 @@ type renderState struct {
 	hints sizeHints
 	// fresh: reuse nothing from earlier renders (RenderOptions.Fresh).
 	fresh bool
+	// frozen holds the claimed dicts once a dict function asked (frozen.go).
+	frozen map[unsafe.Pointer]bool
 	// eachPrev is the engine's renderEach memo as this render found it;
 	// eachUsed, the results this render used (the engine's next memo).
 	eachPrev, eachUsed map[eachKey]*eachResult
