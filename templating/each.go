@@ -105,7 +105,7 @@ func (r *renderState) replayable(res *eachResult, prints *cachePrints) bool {
 			}
 		case opBackend:
 			// The servers must still come from the same objects.
-			if k := op.be.svcKey; k != nil {
+			if k := op.be.svcKey; k != nil && !r.servicesDelta().unchanged(k.ns, k.svc) {
 				svc, _ := r.store.Get(r.e.serviceAlias, k.ns, k.svc)
 				if !op.be.svc.current(svc, r.slicesFor(k.ns, k.svc)) {
 					return false

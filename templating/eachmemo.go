@@ -35,6 +35,9 @@ import (
 type eachMemo struct {
 	mu sync.Mutex
 	m  map[eachKey]*eachResult
+	// store is what the render that left m read: the backends in m were
+	// checked against it.
+	store Store
 }
 
 // eachKey names one item of one snippet at one nesting depth (depth
@@ -67,17 +70,54 @@ type cacheDep struct {
 	fp  uint64
 }
 
-func (c *eachMemo) snapshot() map[eachKey]*eachResult {
+func (c *eachMemo) snapshot() (map[eachKey]*eachResult, Store) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.m
+	return c.m, c.store
 }
 
-// replace makes m, the results one render used, the memo.
-func (c *eachMemo) replace(m map[eachKey]*eachResult) {
+// replace makes m, the results one render of store used, the memo.
+func (c *eachMemo) replace(m map[eachKey]*eachResult, store Store) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.m = m
+	c.m, c.store = m, store
+}
+
+// servicesDelta is what changed in the Services and EndpointSlices between
+// the store the memo's render read and this render's; ok is false when
+// that is not known (then every backend is checked against the store).
+type servicesDelta struct {
+	ok            bool
+	services, eps changeSet
+}
+
+// servicesDelta computes the render's delta once.
+func (r *renderState) servicesDelta() *servicesDelta {
+	if r.delta != nil {
+		return r.delta
+	}
+	d := &servicesDelta{}
+	cur, ok1 := r.store.(*Snapshot)
+	prev, ok2 := r.prevStore.(*Snapshot)
+	if ok1 && ok2 && r.e.sliceIndexed {
+		var okS, okE bool
+		d.services, okS = cur.changedSince(prev, r.e.serviceAlias)
+		d.eps, okE = cur.changedSince(prev, r.e.sliceAlias)
+		d.ok = okS && okE
+	}
+	r.delta = d
+	return d
+}
+
+// unchanged reports whether the Service ns/svc and the EndpointSlices
+// indexed under it are known to be the objects of the memo's render.
+func (d *servicesDelta) unchanged(ns, svc string) bool {
+	if !d.ok {
+		return false
+	}
+	var b [128]byte
+	k := append(append(append(b[:0], ns...), 0), svc...)
+	return !d.services.ids[string(k)] && !d.eps.keys[string(k)]
 }
 
 // itemKey returns the memo key of item, or false when item cannot hit (it

@@ -160,7 +160,7 @@ func (e *Engine) Render(ctx context.Context, store Store, opts RenderOptions) (*
 		r.trace(TraceEvent{Template: TraceAssemble, End: true, Bytes: size})
 	}
 	r.e.servers.replace(r.usedServers)
-	r.e.each.replace(r.eachUsed)
+	r.e.each.replace(r.eachUsed, r.store)
 	r.e.hints.set(r.sizeHints())
 	return out, sortProblems(r.problems), nil
 }
@@ -197,6 +197,10 @@ type renderState struct {
 	hints sizeHints
 	// fresh: reuse nothing from earlier renders (RenderOptions.Fresh).
 	fresh bool
+	// prevStore is what the render that left eachPrev read; delta, what
+	// changed in Services and EndpointSlices since (servicesDelta).
+	prevStore Store
+	delta     *servicesDelta
 	// frozen holds the claimed dicts once a dict function asked (frozen.go).
 	frozen map[unsafe.Pointer]bool
 	// eachPrev is the engine's renderEach memo as this render found it;
@@ -229,7 +233,7 @@ func newRenderState(ctx context.Context, e *Engine, store Store, opts RenderOpti
 		fresh:       opts.Fresh,
 	}
 	if !opts.Fresh {
-		r.eachPrev = e.each.snapshot()
+		r.eachPrev, r.prevStore = e.each.snapshot()
 	}
 	r.eachUsed = make(map[eachKey]*eachResult, len(r.eachPrev))
 	r.beByName = make(map[string]int, r.hints.backends)

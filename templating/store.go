@@ -66,6 +66,9 @@ type aliasState struct {
 	// none).
 	view    *aliasView
 	pending map[string]*storeEntry
+	// log records the changes between views derived one from another
+	// (changelog.go).
+	log *changeLog
 }
 
 // storeEntry is an object as stored: immutable.
@@ -323,7 +326,7 @@ const (
 // one when few objects changed.
 func (s *MemoryStore) viewLocked(st *aliasState) *aliasView {
 	if st.view == nil {
-		st.view = buildView(st)
+		st.view = st.newLog(buildView(st))
 		s.stats.built++
 		return st.view
 	}
@@ -331,14 +334,15 @@ func (s *MemoryStore) viewLocked(st *aliasState) *aliasView {
 	switch {
 	case len(changes) == 0:
 	case len(changes) > rebuildMin && len(changes)*rebuildShare > len(st.objs):
-		st.view = buildView(st)
+		st.view = st.newLog(buildView(st))
 		s.stats.built++
 	default:
 		v, fallbacks, ok := deriveView(st.view, changes)
 		if ok {
 			s.stats.derived++
+			v.log, v.logged = st.record(changes)
 		} else {
-			v = buildView(st)
+			v = st.newLog(buildView(st))
 			s.stats.built++
 			fallbacks++
 		}

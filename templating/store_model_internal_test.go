@@ -270,6 +270,7 @@ func TestMemoryStoreSnapshotsMatchAFreshStoreAfterRandomChanges(t *testing.T) {
 		seeds = 8
 	}
 	var total viewStats
+	known := 0 // snapshot pairs whose changes the log told
 	for seed := range seeds {
 		r := newModelRun(t, seed)
 		exprs := map[string][]IndexExpr{}
@@ -315,6 +316,11 @@ func TestMemoryStoreSnapshotsMatchAFreshStoreAfterRandomChanges(t *testing.T) {
 				t.Fatalf("seed %d: snapshot %d changed later (-want +got):\n%s", seed, i, diff)
 			}
 		}
+		for i := range history {
+			for j := i; j < len(history); j++ {
+				known += checkChangedSince(t, history[i].snap, history[j].snap, exprs)
+			}
+		}
 		if r.st.stats.fallbacks != 0 {
 			t.Errorf("seed %d: %d views or ListBy results were sorted afresh", seed, r.st.stats.fallbacks)
 		}
@@ -323,7 +329,10 @@ func TestMemoryStoreSnapshotsMatchAFreshStoreAfterRandomChanges(t *testing.T) {
 	}
 	// Both ways to a view ran: the first snapshot and big Replaces build,
 	// the rest derive.
-	t.Logf("views built %d, derived %d", total.built, total.derived)
+	t.Logf("views built %d, derived %d; change sets known for %d snapshot pairs", total.built, total.derived, known)
+	if known == 0 {
+		t.Error("changedSince never knew what changed")
+	}
 	if total.built <= int(seeds)*len(modelResources) || total.derived == 0 {
 		t.Errorf("views built %d, derived %d: a way to a view went untested", total.built, total.derived)
 	}
@@ -352,4 +361,37 @@ func checkIndexSizes(t *testing.T, snap *Snapshot, want map[string]map[string]ma
 			}
 		}
 	}
+}
+
+// checkChangedSince checks that what cur.changedSince(prev) reports, when
+// it knows, covers every object and index key whose objects differ
+// between the two snapshots; it returns how many aliases it knew for.
+func checkChangedSince(t *testing.T, prev, cur *Snapshot, exprs map[string][]IndexExpr) int {
+	t.Helper()
+	known := 0
+	for alias, xs := range exprs {
+		cs, ok := cur.changedSince(prev, alias)
+		if !ok {
+			continue
+		}
+		known++
+		objs := append(slices.Clone(prev.List(alias)), cur.List(alias)...)
+		for _, o := range objs {
+			ns, name, _ := objectMeta(o)
+			a, _ := prev.Get(alias, ns, name)
+			b, _ := cur.Get(alias, ns, name)
+			if !sameObject(a, b) && !cs.ids[ns+"\x00"+name] {
+				t.Fatalf("%s %s/%s changed between the snapshots, not in the change set", alias, ns, name)
+			}
+			var vals []string
+			for _, x := range xs {
+				v, _ := x.Eval(o)
+				vals = append(vals, v)
+				if !slices.EqualFunc(prev.Fetch(alias, vals...), cur.Fetch(alias, vals...), sameObject) && !cs.keys[strings.Join(vals, "\x00")] {
+					t.Fatalf("%s: index key %q lists other objects, not in the change set", alias, vals)
+				}
+			}
+		}
+	}
+	return known
 }

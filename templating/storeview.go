@@ -21,6 +21,10 @@ type aliasView struct {
 	index []hashTrie[[]map[string]any]
 	// sorted caches ListBy results (see listby.go).
 	sorted sortedCache
+	// log and logged are the change log this view is on and the entries
+	// up to it (changelog.go); nil for a view on no log.
+	log    *changeLog
+	logged []changeEntry
 }
 
 // entryChange is one object's change since the previous view: old is the
