@@ -103,6 +103,19 @@ func fastCall(fun reflect.Value, args []reflect.Value) (v reflect.Value, ok bool
 				return reflect.ValueOf(f(m, args[1].String(), args[2].Interface())), true, nil
 			}
 		}
+	case func(map[string]any, string, any) (map[string]any, error): // a guarded set
+		if len(args) == 3 && isString(args[1]) && args[2].CanInterface() {
+			if m, good := mapArg(args[0]); good {
+				r, err := f(m, args[1].String(), args[2].Interface())
+				return reflect.ValueOf(r), true, err
+			}
+		}
+	case func(map[string]any) []any: // values
+		if len(args) == 1 {
+			if m, good := mapArg(args[0]); good {
+				return reflect.ValueOf(f(m)), true, nil
+			}
+		}
 	case func(string) any:
 		if a, good := strArgs1(args); good {
 			r := f(a)

@@ -45,6 +45,13 @@ func diffFuncs() map[string]any {
 	}
 	fm["boom"] = func(s string) string { panic("boom " + s) }
 	fm["named"] = func(s string) named { return named(s) }
+	fm["guardedSet"] = func(d map[string]any, k string, v any) (map[string]any, error) {
+		if k == "frozen" {
+			return nil, errors.New("frozen")
+		}
+		d[k] = v
+		return d, nil
+	}
 	return fm
 }
 
@@ -83,6 +90,9 @@ func TestForkMatchesTextTemplate(t *testing.T) {
 		`{{ entry "m" .s .n .n }}`,
 		`{{ $d := dict "a" .s "b" .n }}{{ $d.a }}{{ $d.b }}{{ $_ := set $d "c" .m }}{{ $d.c.a }}{{ backend $d }}{{ backend $d $d .m }}`,
 		`{{ backend .typed }}`,
+		`{{ values .m }}|{{ range values (dict "b" 2 "a" .s) }}[{{ . }}]{{ end }}|{{ len (values (dict)) }}|{{ values .typed }}`,
+		`{{ $d := dict }}{{ $_ := guardedSet $d "a" .n }}{{ $d.a }}|{{ guardedSet .m "x" .s }}|{{ guardedSet $d "frozen" 1 }}`,
+		`{{ guardedSet .typed "a" 1 }}`,
 		`{{ cacheGet "k" }}|{{ cacheGet "nil" }}|{{ if cacheGet "nil" }}t{{ else }}f{{ end }}|{{ printf "%v" (cacheGet "nil") }}`,
 		`{{ boom "x" }}`,
 		`{{ .fn }}|{{ .s.x }}`,
