@@ -90,7 +90,7 @@ func TestForkMatchesTextTemplate(t *testing.T) {
 		`{{ entry "m" .s .n .n }}`,
 		`{{ $d := dict "a" .s "b" .n }}{{ $d.a }}{{ $d.b }}{{ $_ := set $d "c" .m }}{{ $d.c.a }}{{ backend $d }}{{ backend $d $d .m }}`,
 		`{{ backend .typed }}`,
-		`{{ values .m }}|{{ range values (dict "b" 2 "a" .s) }}[{{ . }}]{{ end }}|{{ len (values (dict)) }}|{{ values .typed }}`,
+		`{{ values .m.nested }}|{{ range values (dict "a" .s) }}[{{ . }}]{{ end }}|{{ len (values .m) }}|{{ len (values (dict)) }}|{{ values .typed }}`,
 		`{{ $d := dict }}{{ $_ := guardedSet $d "a" .n }}{{ $d.a }}|{{ guardedSet .m "x" .s }}|{{ guardedSet $d "frozen" 1 }}`,
 		`{{ guardedSet .typed "a" 1 }}`,
 		`{{ cacheGet "k" }}|{{ cacheGet "nil" }}|{{ if cacheGet "nil" }}t{{ else }}f{{ end }}|{{ printf "%v" (cacheGet "nil") }}`,
