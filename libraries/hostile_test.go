@@ -55,8 +55,10 @@ func renderObjects(t testing.TB, engine *templating.Engine, objs []map[string]an
 }
 
 var (
-	// backendSection is the only shape object text may take in haproxy.cfg.
-	backendSection = regexp.MustCompile(`(?m)^backend be_ns_[a-z0-9-]+_[a-z0-9-]+ from haptic-be-[0-9a-f]+\n    guid haptic:be:be_ns_[a-z0-9-]+_[a-z0-9-]+\n\n`)
+	// backendSection is the only shape object text may take in haproxy.cfg
+	// (the service and port parts may hold '_', a legal name character:
+	// service "0" port "_" gives be_ns_0__).
+	backendSection = regexp.MustCompile(`(?m)^backend be_ns_[a-z0-9_-]+ from haptic-be-[0-9a-f]+\n    guid haptic:be:be_ns_[a-z0-9_-]+\n\n`)
 	mapLine        = regexp.MustCompile(`^[^\s#][^\s]* [A-Za-z0-9_.:*-]+$`)
 )
 
