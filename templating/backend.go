@@ -29,7 +29,7 @@ var serverKeys = []string{"name", "address", "port", "weight", "check", "disable
 // once (backend $shared (dict "name" … "service" …)).
 func (r *renderState) backend(d map[string]any, more ...map[string]any) (string, error) {
 	var resolve resolver
-	if r.e.serviceAlias != "" && r.e.sliceAlias != "" {
+	if r.e.watchesServices() {
 		resolve = r.resolveEntry
 	}
 	p, err := prepareBackend(d, more, &r.mergeBuf, resolve, &r.profileCache)

@@ -367,7 +367,7 @@ func (f *fragment) split(results []*eachResult) []*eachResult {
 // that the item's output stays valid when a later render replays it.
 func (f *fragment) backend(d map[string]any, more ...map[string]any) (string, error) {
 	var resolve resolver
-	if e := f.r.e; e.serviceAlias != "" && e.sliceAlias != "" {
+	if f.r.e.watchesServices() {
 		resolve = f.resolve
 	}
 	p, err := prepareBackend(d, more, &f.mergeBuf, resolve, &f.profiles)
@@ -383,7 +383,7 @@ func (f *fragment) backend(d map[string]any, more ...map[string]any) (string, er
 
 func (f *fragment) resolve(key serversKey) *serversEntry {
 	r := f.r
-	return resolveCached(r.e, r.store, scanSlicesFor(r.e, r.store, key.ns, key.svc), key, !r.fresh)
+	return resolveCached(r.e, r.store, r.prevServers, scanSlicesFor(r.e, r.store, key.ns, key.svc), key)
 }
 
 // replayOps applies an item's effects, as its calls would have in a

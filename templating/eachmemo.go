@@ -29,17 +29,6 @@ import (
 // the values they pass to claim as read-only: a replayed item hands out
 // the same values again.
 
-// eachMemo carries renderEach item results across an [Engine]'s renders.
-// Each render replaces it with the results it used, so entries of deleted
-// objects go. Safe for concurrent renders (the last one to finish wins).
-type eachMemo struct {
-	mu sync.Mutex
-	m  map[eachKey]*eachResult
-	// store is what the render that left m read: the backends in m were
-	// checked against it.
-	store Store
-}
-
 // eachKey names one item of one snippet at one nesting depth (depth
 // decides whether a nested render hits maxRenderDepth).
 type eachKey struct {
@@ -68,19 +57,6 @@ type memoOp struct {
 type cacheDep struct {
 	key string
 	fp  uint64
-}
-
-func (c *eachMemo) snapshot() (map[eachKey]*eachResult, Store) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.m, c.store
-}
-
-// replace makes m, the results one render of store used, the memo.
-func (c *eachMemo) replace(m map[eachKey]*eachResult, store Store) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.m, c.store = m, store
 }
 
 // servicesDelta is what changed in the Services and EndpointSlices between

@@ -28,9 +28,9 @@ const (
 // Engine is a compiled [Config]: every template parsed once. An Engine is
 // safe for concurrent use: its config and templates never change; each
 // [Engine.Render] works on its own clone of the templates (clones are
-// pooled and reused), and backendServers resolutions are kept from one
-// render to the next while their Service and EndpointSlice objects stay
-// the same (serverscache.go).
+// pooled and reused), and what a render found (renderEach item results,
+// backendServers resolutions) is carried to the next, which reuses it
+// while its inputs are the same objects (carry.go).
 type Engine struct {
 	cfg       *Config
 	tmpl      *template.Template
@@ -49,13 +49,10 @@ type Engine struct {
 	// slices directly.
 	sliceIndexed bool
 
-	// servers carries backendServers resolutions across renders.
-	servers *serversCache
-	// each carries renderEach item results across renders (eachmemo.go);
+	// carry is what the last render left for the next (carry.go);
 	// eachSalt numbers renderEach calls; eachExecuted counts the items
 	// executed rather than replayed.
-	each         *eachMemo
-	hints        hintsBox
+	carry        carryBox
 	eachSalt     atomic.Uint64
 	eachExecuted atomic.Int64
 	// renderPool and fragPool hold template clones renders reuse (pool.go).
@@ -104,8 +101,6 @@ func Compile(cfg *Config) (*Engine, error) {
 		certs:     sortedKeys(cfg.SSLCertificates),
 		exprs:     map[string][]IndexExpr{},
 		resources: cfg.WatchedResources,
-		servers:   &serversCache{},
-		each:      &eachMemo{},
 	}
 	for _, alias := range sortedKeys(cfg.WatchedResources) {
 		wr := cfg.WatchedResources[alias]
@@ -159,6 +154,10 @@ func Compile(cfg *Config) (*Engine, error) {
 	e.tmpl = root
 	return e, nil
 }
+
+// watchesServices reports whether the config watches the Services and
+// EndpointSlices backendServers and backend's "service" key read.
+func (e *Engine) watchesServices() bool { return e.serviceAlias != "" && e.sliceAlias != "" }
 
 // Config returns the config the engine was compiled from; treat it as
 // read-only.

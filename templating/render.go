@@ -159,9 +159,7 @@ func (e *Engine) Render(ctx context.Context, store Store, opts RenderOptions) (*
 		}
 		r.trace(TraceEvent{Template: TraceAssemble, End: true, Bytes: size})
 	}
-	r.e.servers.replace(r.usedServers)
-	r.e.each.replace(r.eachUsed, r.store)
-	r.e.hints.set(r.sizeHints())
+	r.e.carry.set(&renderCarry{each: r.eachUsed, store: r.store, servers: r.usedServers, hints: r.sizeHints()})
 	return out, sortProblems(r.problems), nil
 }
 
@@ -191,16 +189,17 @@ type renderState struct {
 	mapsByKey  map[string]*mapState
 	files      map[string]*renderplan.FileContent // by path
 
-	usedServers map[serversKey]*serversEntry // this render's resolutions: the engine's next serversCache
+	usedServers map[serversKey]*serversEntry // this render's resolutions, carried to the next
 	slicesBySvc map[string][]map[string]any  // when the slice alias is not indexed by service
-	// hints are the sizes of the engine's previous render.
+	// prev is what the engine's previous render left; hints, its sizes.
+	prev  *renderCarry
 	hints sizeHints
-	// fresh: reuse nothing from earlier renders (RenderOptions.Fresh).
-	fresh bool
-	// prevStore is what the render that left eachPrev read; delta, what
-	// changed in Services and EndpointSlices since (servicesDelta).
-	prevStore Store
-	delta     *servicesDelta
+	// prevStore is what the render that left eachPrev read, prevServers
+	// its resolutions (both nil for a Fresh render); delta, what changed
+	// in Services and EndpointSlices since (servicesDelta).
+	prevStore   Store
+	prevServers map[serversKey]*serversEntry
+	delta       *servicesDelta
 	// frozen holds the claimed dicts once a dict function asked (frozen.go).
 	frozen map[unsafe.Pointer]bool
 	// eachPrev is the engine's renderEach memo as this render found it;
@@ -218,23 +217,23 @@ func newRenderState(ctx context.Context, e *Engine, store Store, opts RenderOpti
 		extra = map[string]any{}
 	}
 	r := &renderState{
-		ctx:         ctx,
-		e:           e,
-		store:       store,
-		trace:       opts.Trace,
-		cache:       map[string]any{},
-		memo:        map[memoKey]string{},
-		hints:       e.hints.get(),
-		profiles:    map[string][]string{},
-		registries:  map[string]map[string]any{},
-		mapsByKey:   map[string]*mapState{},
-		files:       map[string]*renderplan.FileContent{},
-		usedServers: make(map[serversKey]*serversEntry, e.servers.size()),
-		fresh:       opts.Fresh,
+		ctx:        ctx,
+		e:          e,
+		store:      store,
+		trace:      opts.Trace,
+		cache:      map[string]any{},
+		memo:       map[memoKey]string{},
+		prev:       e.carry.get(),
+		profiles:   map[string][]string{},
+		registries: map[string]map[string]any{},
+		mapsByKey:  map[string]*mapState{},
+		files:      map[string]*renderplan.FileContent{},
 	}
 	if !opts.Fresh {
-		r.eachPrev, r.prevStore = e.each.snapshot()
+		r.eachPrev, r.prevStore, r.prevServers = r.prev.each, r.prev.store, r.prev.servers
 	}
+	r.hints = r.prev.hints
+	r.usedServers = make(map[serversKey]*serversEntry, len(r.prev.servers))
 	r.eachUsed = make(map[eachKey]*eachResult, len(r.eachPrev))
 	r.beByName = make(map[string]int, r.hints.backends)
 	r.guids = make(map[string]string, r.hints.backends)

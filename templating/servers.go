@@ -85,7 +85,7 @@ func parseServiceRef(fn string, d map[string]any) (serviceRef, error) {
 // result is shared: callers must copy before changing it); the
 // resolution's problems are reported on its first use in the render.
 func (r *renderState) servicesServers(ref serviceRef, object string) ([]renderplan.Server, error) {
-	if r.e.serviceAlias == "" || r.e.sliceAlias == "" {
+	if !r.e.watchesServices() {
 		return nil, errServicesNotWatched
 	}
 	key := serversKey{ref.ns, ref.svc, ref.portName, ref.portNum, object}

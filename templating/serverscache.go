@@ -3,22 +3,15 @@ package templating
 import (
 	"reflect"
 	"slices"
-	"sync"
 
 	"github.com/haptic-io/haptic/renderplan"
 )
 
-// serversCache keeps an [Engine]'s backendServers resolutions from one
-// render to the next: a resolution is reused while the store returns the
+// An [Engine] keeps its backendServers resolutions from one render to the
+// next (in its carry): a resolution is reused while the store returns the
 // very same Service and EndpointSlice objects (objects are immutable once
 // in a store, and a change replaces the object), so a render after a few
-// changes resolves only the Services they touched. Each render replaces
-// the cache with the resolutions it used, so entries of deleted objects
-// go. Safe for concurrent renders.
-type serversCache struct {
-	mu sync.Mutex
-	m  map[serversKey]*serversEntry
-}
+// changes resolves only the Services they touched.
 
 // serversEntry is one resolution and the objects it was made from.
 type serversEntry struct {
@@ -28,25 +21,6 @@ type serversEntry struct {
 	problems []Problem
 }
 
-func (c *serversCache) get(k serversKey) *serversEntry {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.m[k]
-}
-
-// size is the number of resolutions the last render used.
-func (c *serversCache) size() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.m)
-}
-
-func (c *serversCache) replace(m map[serversKey]*serversEntry) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.m = m
-}
-
 // resolveEntry returns the resolution of key for this render: the one
 // this render already used, else the engine's previous one when its
 // objects are still the ones in the store, else a new one.
@@ -54,18 +28,16 @@ func (r *renderState) resolveEntry(key serversKey) *serversEntry {
 	if e, ok := r.usedServers[key]; ok {
 		return e
 	}
-	return resolveCached(r.e, r.store, r.slicesFor(key.ns, key.svc), key, !r.fresh)
+	return resolveCached(r.e, r.store, r.prevServers, r.slicesFor(key.ns, key.svc), key)
 }
 
-// resolveCached resolves key against store, reusing (when reuse is set)
-// the engine's previous resolution when its objects are still the ones in
-// the store. Safe for concurrent use.
-func resolveCached(e *Engine, store Store, svcSlices []map[string]any, key serversKey, reuse bool) *serversEntry {
+// resolveCached resolves key against store, reusing the previous render's
+// resolution (from prev, read-only) when its objects are still the ones
+// in the store. Safe for concurrent use.
+func resolveCached(e *Engine, store Store, prev map[serversKey]*serversEntry, svcSlices []map[string]any, key serversKey) *serversEntry {
 	svc, _ := store.Get(e.serviceAlias, key.ns, key.svc)
-	if reuse {
-		if prev := e.servers.get(key); prev != nil && prev.current(svc, svcSlices) {
-			return prev
-		}
+	if p := prev[key]; p != nil && p.current(svc, svcSlices) {
+		return p
 	}
 	servers, problems := resolveServers(svc, svcSlices, key)
 	return &serversEntry{svc: svc, slices: slices.Clone(svcSlices), servers: servers, problems: problems}

@@ -1,0 +1,58 @@
+package templating
+
+import "sync"
+
+// What one render leaves for the next on its engine: the renderEach item
+// results it used (eachmemo.go), the store they were checked against, the
+// backendServers resolutions it used (serverscache.go) and the sizes of
+// its collections. Each render starts from the latest carry and replaces
+// it when it ends, so entries of deleted objects go; concurrent renders
+// are safe (the last one to finish wins, its parts together).
+type renderCarry struct {
+	each    map[eachKey]*eachResult
+	store   Store
+	servers map[serversKey]*serversEntry
+	hints   sizeHints
+}
+
+// carryBox holds an engine's latest carry; safe for concurrent use. A
+// carry is never modified once stored.
+type carryBox struct {
+	mu sync.Mutex
+	c  *renderCarry
+}
+
+func (b *carryBox) get() *renderCarry {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.c == nil {
+		return &renderCarry{}
+	}
+	return b.c
+}
+
+func (b *carryBox) set(c *renderCarry) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.c = c
+}
+
+// sizeHints are the sizes of a render's collections, which the engine's
+// next render allocates up front: after the first render a re-render
+// builds maps of thousands of entries without growing them.
+type sizeHints struct {
+	backends int
+	// sizes of maps (by path) and claim registries (by name).
+	sizes map[string]int
+}
+
+func (r *renderState) sizeHints() sizeHints {
+	h := sizeHints{backends: len(r.backends), sizes: make(map[string]int, len(r.mapsByKey)+len(r.registries))}
+	for name, m := range r.mapsByKey {
+		h.sizes[dirMaps+"/"+name] = len(m.entries)
+	}
+	for name, reg := range r.registries {
+		h.sizes[name] = len(reg)
+	}
+	return h
+}
