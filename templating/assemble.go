@@ -3,6 +3,7 @@ package templating
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,8 +17,13 @@ import (
 // order, right before the first backend section, and renderplan.NewPlan
 // builds the plan.
 func (r *renderState) assemble(cfg string) (*renderplan.Output, error) {
-	pieces := make([]renderplan.Piece, 0, 2*len(r.backends)+len(r.profiles)+1)
+	var seg []*segBackend
+	if r.segBackends != nil {
+		seg = r.segBackends.sorted
+	}
+	pieces := make([]renderplan.Piece, 0, 2*(len(r.backends)+len(seg))+len(r.profiles)+1)
 	placed := make([]bool, len(r.backends))
+	stamp := r.e.eachSalt.Add(1) // marks the segment backends placed here
 	profilesPlaced := false
 	pos := 0
 	for {
@@ -34,7 +40,7 @@ func (r *renderState) assemble(cfg string) (*renderplan.Output, error) {
 		if j < 0 {
 			return nil, fmt.Errorf("haproxy.cfg: unterminated backend token at offset %d", start)
 		}
-		idx, found, err := r.tokenBackend(cfg[numStart : numStart+j])
+		idx, sb, found, err := r.tokenBackend(cfg[numStart : numStart+j])
 		if err != nil {
 			return nil, fmt.Errorf("haproxy.cfg: invalid backend token at offset %d", start)
 		}
@@ -47,11 +53,20 @@ func (r *renderState) assemble(cfg string) (*renderplan.Output, error) {
 			pos = numStart + j + 1
 			continue
 		}
-		name := r.backends[idx].Name
-		if placed[idx] {
-			return nil, fmt.Errorf("haproxy.cfg: backend %q written twice (the value backend returns must be written exactly once)", name)
+		var name string
+		if sb != nil {
+			name = sb.be.Name
+			if sb.placed == stamp {
+				return nil, fmt.Errorf("haproxy.cfg: backend %q written twice (the value backend returns must be written exactly once)", name)
+			}
+			sb.placed = stamp
+		} else {
+			name = r.backends[idx].Name
+			if placed[idx] {
+				return nil, fmt.Errorf("haproxy.cfg: backend %q written twice (the value backend returns must be written exactly once)", name)
+			}
+			placed[idx] = true
 		}
-		placed[idx] = true
 		end := numStart + j + 1
 		// The token must stand on a line of its own; blanks around it go.
 		lineStart := start
@@ -89,10 +104,16 @@ func (r *renderState) assemble(cfg string) (*renderplan.Output, error) {
 	if pos < len(cfg) {
 		pieces = append(pieces, renderplan.Piece{Kind: renderplan.SectionCore, Text: cfg[pos:]})
 	}
-	for i, ok := range placed {
-		if !ok {
-			return nil, fmt.Errorf("backend %q: its token never reached haproxy.cfg (write the value backend returns on a line of its own)", r.backends[i].Name)
+	backends := r.backends
+	if len(seg) > 0 {
+		backends = make([]renderplan.Backend, 0, len(seg)+len(r.backends))
+		for _, sb := range seg {
+			backends = append(backends, sb.be)
 		}
+		backends = append(backends, r.backends...)
+	}
+	if err := r.checkPlaced(placed, seg, stamp); err != nil {
+		return nil, err
 	}
 
 	profiles := make([]renderplan.Profile, 0, len(r.profiles))
@@ -103,35 +124,77 @@ func (r *renderState) assemble(cfg string) (*renderplan.Output, error) {
 	maps := make([]renderplan.Map, 0, len(r.mapsByKey))
 	for _, name := range sortedKeys(r.mapsByKey) {
 		m := r.mapsByKey[name]
-		maps = append(maps, renderplan.Map{Path: dirMaps + "/" + name, Ordered: m.ordered, Entries: m.entries})
+		entries := m.entries
+		if m.seg != nil {
+			if len(entries) == 0 {
+				// NewPlan keeps or copies them; either way the segment
+				// copies before its next change.
+				entries = m.seg.sorted
+				m.seg.shared = true
+			} else {
+				entries = append(slices.Clip(m.seg.sorted), entries...)
+			}
+		}
+		maps = append(maps, renderplan.Map{Path: dirMaps + "/" + name, Ordered: m.ordered, Entries: entries})
 	}
 	files := make([]renderplan.FileContent, 0, len(r.files))
 	for _, p := range sortedKeys(r.files) {
 		files = append(files, *r.files[p])
 	}
 	sort.SliceStable(files, func(i, j int) bool { return files[i].Path < files[j].Path })
-	out, err := renderplan.NewPlan(pieces, profiles, r.backends, maps, files)
+	out, err := renderplan.NewPlan(pieces, profiles, backends, maps, files)
 	if err != nil {
 		return nil, fmt.Errorf("assemble plan: %w", err)
 	}
 	return out, nil
 }
 
+// checkPlaced fails when a backend's token never reached haproxy.cfg,
+// naming the first such backend by name (whatever the order they were
+// recorded in).
+func (r *renderState) checkPlaced(placed []bool, seg []*segBackend, stamp uint64) error {
+	missing := ""
+	for i, ok := range placed {
+		if n := r.backends[i].Name; !ok && (missing == "" || n < missing) {
+			missing = n
+		}
+	}
+	for _, sb := range seg {
+		if sb.placed != stamp {
+			if missing == "" || sb.be.Name < missing {
+				missing = sb.be.Name
+			}
+			break // seg is sorted by name
+		}
+	}
+	if missing != "" {
+		return fmt.Errorf("backend %q: its token never reached haproxy.cfg (write the value backend returns on a line of its own)", missing)
+	}
+	return nil
+}
+
 // tokenBackend returns the index of the backend a token's body (between
 // tokenStart and tokenEnd) stands for; found is false for the token of a
 // backend that was left out.
-func (r *renderState) tokenBackend(body string) (idx int, found bool, err error) {
+func (r *renderState) tokenBackend(body string) (idx int, sb *segBackend, found bool, err error) {
 	if named, ok := strings.CutPrefix(body, "="); ok {
 		name, guid, ok := strings.Cut(named, "\x01")
 		if !ok {
-			return 0, false, errors.New("malformed named token")
+			return 0, nil, false, errors.New("malformed named token")
 		}
-		idx, found = r.beByName[name]
-		return idx, found && r.backends[idx].GUID == guid, nil
+		if idx, found = r.beByName[name]; found {
+			return idx, nil, r.backends[idx].GUID == guid, nil
+		}
+		if r.segBackends != nil {
+			if sb = r.segBackends.byName[name]; sb != nil {
+				return 0, sb, sb.be.GUID == guid, nil
+			}
+		}
+		return 0, nil, false, nil
 	}
 	idx, err = strconv.Atoi(body)
 	if err != nil || idx < 0 || idx >= len(r.backends) {
-		return 0, false, errors.New("invalid token")
+		return 0, nil, false, errors.New("invalid token")
 	}
-	return idx, true, nil
+	return idx, nil, true, nil
 }

@@ -213,13 +213,21 @@ func (r *renderState) addBackend(p *preparedBackend) (idx int, ok bool, err erro
 	if p.nameBad != "" {
 		return bad(p.nameBad)
 	}
-	if _, dup := r.beByName[p.name]; dup {
+	_, dup := r.beByName[p.name]
+	if sb := r.segBackends; sb != nil && !dup {
+		_, dup = sb.byName[p.name]
+	}
+	if dup {
 		return 0, false, fmt.Errorf("backend: backend %q recorded twice", p.name)
 	}
 	if p.guidBad != "" {
 		return bad(p.guidBad)
 	}
-	if owner, dup := r.guids[p.guid]; dup {
+	owner, dup := r.guids[p.guid]
+	if sb := r.segBackends; sb != nil && !dup {
+		owner, dup = sb.guidOwner[p.guid]
+	}
+	if dup {
 		return bad(fmt.Sprintf("backend %q: guid %q already used by backend %q", p.name, p.guid, owner))
 	}
 	if p.profileErr != nil {

@@ -9,7 +9,6 @@ import "sync"
 // it when it ends, so entries of deleted objects go; concurrent renders
 // are safe (the last one to finish wins, its parts together).
 type renderCarry struct {
-	each    map[eachKey]*eachResult
 	store   Store
 	servers map[serversKey]*serversEntry
 	hints   sizeHints
@@ -20,6 +19,19 @@ type renderCarry struct {
 type carryBox struct {
 	mu sync.Mutex
 	c  *renderCarry
+	// segs are the last render's renderEach segments. Renders change
+	// segments in place, so one render at a time takes them; a
+	// concurrent render goes without.
+	segs []*segment
+}
+
+// takeSegments hands the segments to one render.
+func (b *carryBox) takeSegments() []*segment {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.segs
+	b.segs = nil
+	return s
 }
 
 func (b *carryBox) get() *renderCarry {
@@ -31,10 +43,10 @@ func (b *carryBox) get() *renderCarry {
 	return b.c
 }
 
-func (b *carryBox) set(c *renderCarry) {
+func (b *carryBox) set(c *renderCarry, segs []*segment) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.c = c
+	b.c, b.segs = c, segs
 }
 
 // sizeHints are the sizes of a render's collections, which the engine's

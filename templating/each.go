@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
 	template "github.com/haptic-io/haptic/templating/internal/gotemplate"
 )
@@ -43,14 +44,19 @@ func (r *renderState) renderEach(name string, list any) (string, error) {
 		return "", fmt.Errorf("renderEach %q: nesting deeper than %d", name, maxRenderDepth)
 	}
 	prints := &cachePrints{r: r, salt: r.e.eachSalt.Add(1)}
+	seg := r.segmentFor(name)
 	results := make([]*eachResult, len(items))
 	var missIdx []int
 	var missItems []any
+	match := newPrevMatcher(seg.results)
 	for i, it := range items {
-		if k, _, ok := itemKey(name, it, r.depth); ok {
-			if res := r.eachPrev[k]; res != nil && r.replayable(res, prints) {
+		if key := itemPointer(it); key != nil {
+			var next unsafe.Pointer
+			if i+1 < len(items) {
+				next = itemPointer(items[i+1])
+			}
+			if res := match.find(key, next); res != nil && r.replayable(res, prints) {
 				results[i] = res
-				r.eachUsed[k] = res
 				continue
 			}
 		}
@@ -66,12 +72,47 @@ func (r *renderState) renderEach(name string, list any) (string, error) {
 		for j, res := range fresh {
 			i := missIdx[j]
 			results[i] = res
-			if k, m, ok := itemKey(name, items[i], r.depth); ok {
-				res.item = m
-				r.eachUsed[k] = res
+			if m, ok := items[i].(map[string]any); ok && m != nil {
+				res.item, res.key = m, itemPointer(m)
 			}
 		}
 	}
+	r.segNext = append(r.segNext, seg)
+	folded := false
+	if seg.skipFold || r.e.replayOnly {
+		seg.skipFold, seg.fold = false, nil
+	} else {
+		folded = seg.update(r, results)
+	}
+	seg.results = results
+	if folded && r.adoptable(seg.fold) {
+		r.adopt(seg.fold, results)
+		r.e.eachAdopted.Add(1)
+		return joinOutputs(results), nil
+	}
+	for _, res := range results {
+		if err := r.replayOps(res.ops); err != nil {
+			return "", fmt.Errorf("renderEach %q: %w", name, err)
+		}
+	}
+	return joinOutputs(results), nil
+}
+
+// segmentFor returns the segment of this renderEach call: the one the
+// engine's previous render left for the same call (same snippet and
+// depth), or a new one.
+func (r *renderState) segmentFor(name string) *segment {
+	k := len(r.segNext)
+	if k < len(r.segPrev) {
+		if s := r.segPrev[k]; s != nil && s.snippet == name && s.depth == r.depth {
+			r.segPrev[k] = nil
+			return s
+		}
+	}
+	return &segment{snippet: name, depth: r.depth}
+}
+
+func joinOutputs(results []*eachResult) string {
 	var out strings.Builder
 	size := 0
 	for _, res := range results {
@@ -79,12 +120,9 @@ func (r *renderState) renderEach(name string, list any) (string, error) {
 	}
 	out.Grow(size)
 	for _, res := range results {
-		if err := r.replayOps(res.ops); err != nil {
-			return "", fmt.Errorf("renderEach %q: %w", name, err)
-		}
 		out.WriteString(res.out)
 	}
-	return out.String(), nil
+	return out.String()
 }
 
 // replayable reports whether res, remembered from an earlier render, is
@@ -352,6 +390,7 @@ func (f *fragment) split(results []*eachResult) []*eachResult {
 				res.ops[j].fragOp = op
 			}
 		}
+		res.static = staticProblems(res.ops)
 		for _, d := range f.deps[m.deps:next.deps] {
 			if !slices.Contains(res.deps, d) {
 				res.deps = append(res.deps, d)
@@ -383,7 +422,7 @@ func (f *fragment) backend(d map[string]any, more ...map[string]any) (string, er
 
 func (f *fragment) resolve(key serversKey) *serversEntry {
 	r := f.r
-	return resolveCached(r.e, r.store, r.prevServers, scanSlicesFor(r.e, r.store, key.ns, key.svc), key)
+	return resolveCached(r.e, r.store, &r.prevServers, scanSlicesFor(r.e, r.store, key.ns, key.svc), key)
 }
 
 // replayOps applies an item's effects, as its calls would have in a

@@ -29,20 +29,21 @@ import (
 // the values they pass to claim as read-only: a replayed item hands out
 // the same values again.
 
-// eachKey names one item of one snippet at one nesting depth (depth
-// decides whether a nested render hits maxRenderDepth).
-type eachKey struct {
-	snippet string
-	item    unsafe.Pointer
-	depth   int
-}
-
-// eachResult is one item's output and effects, and what it read.
+// eachResult is one item's output and effects, and what it read. The
+// engine keeps each renderEach call's results in list order (segment.go).
 type eachResult struct {
 	item map[string]any // keeps item alive, so its address is not reused
+	key  unsafe.Pointer // item's address
 	out  string
 	ops  []memoOp
 	deps []cacheDep
+	// static are the problems its ops cause whatever other items do.
+	static []Problem
+	// Bookkeeping of the segment being updated (segment.go): the update
+	// generation that saw it in the call's new and old lists, and its
+	// positions there.
+	gen, inPrev uint64
+	pos, oldPos int32
 }
 
 // memoOp is a fragOp with the map named rather than pointed at (map
@@ -96,14 +97,63 @@ func (d *servicesDelta) unchanged(ns, svc string) bool {
 	return !d.services.ids[string(k)] && !d.eps.keys[string(k)]
 }
 
-// itemKey returns the memo key of item, or false when item cannot hit (it
-// is not a non-nil map).
-func itemKey(snippet string, item any, depth int) (eachKey, map[string]any, bool) {
+// itemPointer returns the identity of item, or nil when item cannot hit
+// (it is not a non-nil map).
+func itemPointer(item any) unsafe.Pointer {
 	m, ok := item.(map[string]any)
 	if !ok || m == nil {
-		return eachKey{}, nil, false
+		return nil
 	}
-	return eachKey{snippet: snippet, item: reflect.ValueOf(m).UnsafePointer(), depth: depth}, m, true
+	return reflect.ValueOf(m).UnsafePointer()
+}
+
+// prevMatcher finds an item's result among the results of the same call
+// in the previous render, walking both lists in step: items keep their
+// relative order, so a render after a few changes finds nearly every item
+// at the next position. Anything else costs one index of the old list.
+type prevMatcher struct {
+	prev  []*eachResult
+	j     int
+	index map[unsafe.Pointer]int // built on the first item out of step
+}
+
+func newPrevMatcher(prev []*eachResult) *prevMatcher { return &prevMatcher{prev: prev} }
+
+// find returns the previous result of the item key (next is the item
+// after it, nil when none or not a map), or nil.
+func (m *prevMatcher) find(key, next unsafe.Pointer) *eachResult {
+	if m.j < len(m.prev) {
+		if p := m.prev[m.j]; p.key == key {
+			m.j++
+			return p
+		}
+		if next != nil {
+			if m.prev[m.j].key == next {
+				return nil // a new item before the next old one
+			}
+			if m.j+1 < len(m.prev) && m.prev[m.j+1].key == next {
+				m.j++
+				return nil // a new item in place of an old one
+			}
+		}
+	}
+	if len(m.prev) == 0 {
+		return nil
+	}
+	if m.index == nil {
+		m.index = make(map[unsafe.Pointer]int, len(m.prev))
+		for i, p := range m.prev {
+			if p.key != nil {
+				m.index[p.key] = i
+			}
+		}
+	}
+	i, ok := m.index[key]
+	if !ok || i < m.j {
+		return nil // new, or out of order: execute it again
+	}
+	m.j = i + 1
+	return m.prev[i]
 }
 
 // cachePrints fingerprints the render cache's values during one renderEach

@@ -3,6 +3,8 @@ package templating
 import (
 	"errors"
 	"fmt"
+	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -55,6 +57,10 @@ type Engine struct {
 	carry        carryBox
 	eachSalt     atomic.Uint64
 	eachExecuted atomic.Int64
+	eachAdopted  atomic.Int64 // renderEach calls that adopted their fold
+	// replayOnly makes every renderEach replay its items one by one, as
+	// a sequential render would (tests compare folds with it).
+	replayOnly bool
 	// renderPool and fragPool hold template clones renders reuse (pool.go).
 	renderPool, fragPool sync.Pool
 }
@@ -214,11 +220,35 @@ func sortedMapKeys(dicts ...map[string]any) []string {
 }
 
 func sortedMapValues(d map[string]any) []any {
+	return valuesOf(d, sortedMapKeys(d))
+}
+
+func valuesOf(d map[string]any, keys []string) []any {
 	out := make([]any, 0, len(d))
-	for _, k := range sortedMapKeys(d) {
+	for _, k := range keys {
 		out = append(out, d[k])
 	}
 	return out
+}
+
+// sortedMapKeys is keys for the main template: an adopted registry's
+// keys come sorted (segment.go).
+func (r *renderState) sortedMapKeys(dicts ...map[string]any) []string {
+	if len(dicts) == 1 {
+		if keys, ok := r.sortedKeys[reflect.ValueOf(dicts[0]).UnsafePointer()]; ok && len(keys) == len(dicts[0]) {
+			// The registry's keys change only by claims, which add keys:
+			// the same length means the same keys.
+			return slices.Clone(keys)
+		}
+	}
+	return sortedMapKeys(dicts...)
+}
+
+func (r *renderState) sortedMapValues(d map[string]any) []any {
+	if keys, ok := r.sortedKeys[reflect.ValueOf(d).UnsafePointer()]; ok && len(keys) == len(d) {
+		return valuesOf(d, keys)
+	}
+	return sortedMapValues(d)
 }
 
 // haproxyQuote returns s as one double-quoted HAProxy configuration word:

@@ -76,8 +76,17 @@ func (r *renderState) mutable(fn string, d map[string]any) error {
 			}
 		}
 	}
-	if d != nil && r.frozen[reflect.ValueOf(d).UnsafePointer()] {
+	if d == nil {
+		return nil
+	}
+	p := reflect.ValueOf(d).UnsafePointer()
+	if r.frozen[p] {
 		return fmt.Errorf("%s: the dict was passed to claim and is read-only (later renders hand it out again); change a copy (deepCopy)", fn)
+	}
+	for name, reg := range r.registries {
+		if reflect.ValueOf(reg).UnsafePointer() == p {
+			return fmt.Errorf("%s: the dict is the registry %q, which only claim changes; change a copy (deepCopy)", fn, name)
+		}
 	}
 	return nil
 }

@@ -12,6 +12,9 @@ type mapState struct {
 	ordered bool
 	entries []renderplan.MapEntry
 	byKey   map[string]int // key → index in entries
+	// seg holds the entries an adopted renderEach segment wrote before
+	// those in entries (segment.go).
+	seg *segMap
 }
 
 // registerMap (dict "name" n "ordered" b) declares maps/<n> and returns
@@ -102,6 +105,14 @@ func entryProblem(name, k, v string) string {
 // addCheckedEntry is addEntry for a key and value that passed
 // entryProblem.
 func (r *renderState) addCheckedEntry(m *mapState, k, v, obj string) {
+	if m.seg != nil {
+		if was, dup := m.seg.winner(k); dup {
+			if was != v {
+				r.addProblem(obj, ReasonMapKeyConflict, fmt.Sprintf("map %s: key %q already maps to %q; %q ignored", m.name, k, was, v))
+			}
+			return
+		}
+	}
 	if i, dup := m.byKey[k]; dup {
 		if m.entries[i].Value != v {
 			r.addProblem(obj, ReasonMapKeyConflict, fmt.Sprintf("map %s: key %q already maps to %q; %q ignored", m.name, k, m.entries[i].Value, v))

@@ -69,6 +69,8 @@ func (h *renderHolder) renderFuncs() template.FuncMap {
 		"renderEach": func(name string, list any) (string, error) { return h.r.renderEach(name, list) },
 		"claim":      func(registry, key string, value any) string { return h.r.claim(registry, key, value) },
 		"claimed":    func(registry string) map[string]any { return h.r.claimed(registry) },
+		"keys":       func(dicts ...map[string]any) []string { return h.r.sortedMapKeys(dicts...) },
+		"values":     func(d map[string]any) []any { return h.r.sortedMapValues(d) },
 	}
 }
 

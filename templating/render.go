@@ -159,7 +159,7 @@ func (e *Engine) Render(ctx context.Context, store Store, opts RenderOptions) (*
 		}
 		r.trace(TraceEvent{Template: TraceAssemble, End: true, Bytes: size})
 	}
-	r.e.carry.set(&renderCarry{each: r.eachUsed, store: r.store, servers: r.usedServers, hints: r.sizeHints()})
+	r.e.carry.set(&renderCarry{store: r.store, servers: r.usedServers, hints: r.sizeHints()}, r.segNext)
 	return out, sortProblems(r.problems), nil
 }
 
@@ -194,18 +194,25 @@ type renderState struct {
 	// prev is what the engine's previous render left; hints, its sizes.
 	prev  *renderCarry
 	hints sizeHints
-	// prevStore is what the render that left eachPrev read, prevServers
+	// prevStore is what the render that left segPrev read, prevServers
 	// its resolutions (both nil for a Fresh render); delta, what changed
 	// in Services and EndpointSlices since (servicesDelta).
 	prevStore   Store
-	prevServers map[serversKey]*serversEntry
+	prevServers prevResolutions
 	delta       *servicesDelta
 	// frozen holds the claimed dicts once a dict function asked (frozen.go).
 	frozen map[unsafe.Pointer]bool
-	// eachPrev is the engine's renderEach memo as this render found it;
-	// eachUsed, the results this render used (the engine's next memo).
-	eachPrev, eachUsed map[eachKey]*eachResult
-	bufs               []*bytes.Buffer
+	// segPrev are the segments of the previous render's renderEach calls,
+	// by call (this render owns them): its items' results and their fold;
+	// segNext, this render's.
+	segPrev, segNext []*segment
+	// segBackends are the backends of the adopted segment that recorded
+	// backends, nil when none (segment.go).
+	segBackends *segBackends
+	// sortedKeys are the keys, in order, of adopted registries (by the
+	// map's address): keys and values need not sort them.
+	sortedKeys map[unsafe.Pointer][]string
+	bufs       []*bytes.Buffer
 }
 
 func newRenderState(ctx context.Context, e *Engine, store Store, opts RenderOptions) *renderState {
@@ -228,13 +235,20 @@ func newRenderState(ctx context.Context, e *Engine, store Store, opts RenderOpti
 		registries: map[string]map[string]any{},
 		mapsByKey:  map[string]*mapState{},
 		files:      map[string]*renderplan.FileContent{},
+		sortedKeys: map[unsafe.Pointer][]string{},
 	}
 	if !opts.Fresh {
-		r.eachPrev, r.prevStore, r.prevServers = r.prev.each, r.prev.store, r.prev.servers
+		r.prevStore = r.prev.store
+		r.segPrev = e.carry.takeSegments()
+		r.prevServers.own = r.prev.servers
+		for _, s := range r.segPrev {
+			if s != nil && s.fold != nil && len(s.fold.bes.servers) > 0 {
+				r.prevServers.segs = append(r.prevServers.segs, s.fold.bes.servers)
+			}
+		}
 	}
 	r.hints = r.prev.hints
 	r.usedServers = make(map[serversKey]*serversEntry, len(r.prev.servers))
-	r.eachUsed = make(map[eachKey]*eachResult, len(r.eachPrev))
 	r.beByName = make(map[string]int, r.hints.backends)
 	r.guids = make(map[string]string, r.hints.backends)
 	r.backends = make([]renderplan.Backend, 0, r.hints.backends)

@@ -28,15 +28,20 @@ func (r *renderState) resolveEntry(key serversKey) *serversEntry {
 	if e, ok := r.usedServers[key]; ok {
 		return e
 	}
-	return resolveCached(r.e, r.store, r.prevServers, r.slicesFor(key.ns, key.svc), key)
+	if r.segBackends != nil {
+		if u := r.segBackends.servers[key]; u != nil {
+			return u.e
+		}
+	}
+	return resolveCached(r.e, r.store, &r.prevServers, r.slicesFor(key.ns, key.svc), key)
 }
 
 // resolveCached resolves key against store, reusing the previous render's
 // resolution (from prev, read-only) when its objects are still the ones
 // in the store. Safe for concurrent use.
-func resolveCached(e *Engine, store Store, prev map[serversKey]*serversEntry, svcSlices []map[string]any, key serversKey) *serversEntry {
+func resolveCached(e *Engine, store Store, prev *prevResolutions, svcSlices []map[string]any, key serversKey) *serversEntry {
 	svc, _ := store.Get(e.serviceAlias, key.ns, key.svc)
-	if p := prev[key]; p != nil && p.current(svc, svcSlices) {
+	if p := prev.get(key); p != nil && p.current(svc, svcSlices) {
 		return p
 	}
 	servers, problems := resolveServers(svc, svcSlices, key)
@@ -61,4 +66,24 @@ func (r *renderState) useServers(key serversKey, e *serversEntry) {
 // sameObject reports whether a and b are the same map (not equal ones).
 func sameObject(a, b map[string]any) bool {
 	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+// prevResolutions are the resolutions the engine's previous render used:
+// its own and those its segments hold (segment.go). Read-only while
+// renderEach workers run.
+type prevResolutions struct {
+	own  map[serversKey]*serversEntry
+	segs []map[serversKey]*serversUse
+}
+
+func (p *prevResolutions) get(key serversKey) *serversEntry {
+	if e := p.own[key]; e != nil {
+		return e
+	}
+	for _, m := range p.segs {
+		if u := m[key]; u != nil {
+			return u.e
+		}
+	}
+	return nil
 }
