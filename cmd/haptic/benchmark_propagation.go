@@ -38,6 +38,8 @@ func benchmarkPropagationCommand() *cli.Command {
 		Flags: []cli.Flag{
 			haproxyFlag(),
 			&cli.IntFlag{Name: "routes", Usage: "routes the probe creates (0 skips the probe)", Value: 300, EnvVars: []string{"HAPTIC_BENCH_ROUTES"}},
+			&cli.IntFlag{Name: "preload", Usage: "routes that exist before the probe starts (one file, applied first): the probe then measures adds at --preload..--preload+--routes routes"},
+			&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile of this process, taken while the probe runs, to this file"},
 			&cli.IntFlag{Name: "flips", Usage: "backend flips of the routechange scenario (0 skips it)", Value: 20},
 			&cli.DurationFlag{Name: "flip-interval", Usage: "pause between two flips", Value: 200 * time.Millisecond},
 			&cli.DurationFlag{Name: "debounce", Usage: "local mode's debounce interval", Value: controller.DefaultDebounceInterval},
@@ -71,9 +73,20 @@ func benchmarkPropagationCommand() *cli.Command {
 					return argv
 				}
 			}
+			var profile io.Writer
+			if path := c.String("cpuprofile"); path != "" {
+				f, err := os.Create(path)
+				if err != nil {
+					return fmt.Errorf("cpuprofile: %w", err)
+				}
+				defer func() { _ = f.Close() }()
+				profile = f
+			}
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			res, err := local.RunPropagation(ctx, local.PropagationConfig{
+				Preload:           c.Int("preload"),
+				CPUProfile:        profile,
 				ProbeCommand:      probe,
 				EchoCommand:       echo,
 				HAProxy:           bin,
@@ -107,7 +120,7 @@ func benchmarkPropagationCommand() *cli.Command {
 func printPropagation(w io.Writer, r *local.PropagationResult) {
 	fmt.Fprintf(w, "haproxy %s\ndebounce_ms %s\nworkdir %s\necho_servers %s\n", r.HAProxyVersion, ms(r.Debounce), r.WorkDir, r.Echo)
 	if p := r.Probe; p != nil {
-		fmt.Fprintf(w, "probe_routes %d\n", p.Routes)
+		fmt.Fprintf(w, "probe_routes %d\nprobe_preloaded %d\n", p.Routes, p.Preloaded)
 		fmt.Fprintf(w, "probe_poller %s\n", p.Poller)
 		fmt.Fprintf(w, "probe_p50_ms %s\nprobe_p90_ms %s\nprobe_p99_ms %s\nprobe_max_ms %s\n",
 			ms(p.Quantile(0.50)), ms(p.Quantile(0.90)), ms(p.Quantile(0.99)), ms(p.Quantile(1)))

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -55,6 +56,13 @@ type PropagationConfig struct {
 	// mode's busy goroutines delay their answers (a real backend runs
 	// elsewhere).
 	EchoCommand func(listen []string) []string
+	// Preload is how many routes exist before the probe starts (written
+	// as one file, applied, then the probe adds Routes more): the probe
+	// then measures adds at Preload..Preload+Routes routes.
+	Preload int
+	// CPUProfile, when set, receives a CPU profile of this process taken
+	// while the probe runs.
+	CPUProfile io.Writer
 	// Progress receives a dot per route; nil discards.
 	Progress io.Writer
 	// Local carries local mode's other settings (Log, HAProxyOutput,
@@ -76,6 +84,8 @@ type Answer struct {
 // write of its manifest to the first 200.
 type ProbeResult struct {
 	Routes int
+	// Preloaded is how many routes existed before the first add.
+	Preloaded int
 	// Poller is where the probe polled from: [InChildProcess] or
 	// [InThisProcess].
 	Poller string
@@ -141,8 +151,8 @@ func RunPropagation(ctx context.Context, cfg PropagationConfig) (*PropagationRes
 	if cfg.HAProxy == "" {
 		return nil, errors.New("propagation: HAProxy is required")
 	}
-	if cfg.Routes < 0 || cfg.Flips < 0 {
-		return nil, errors.New("propagation: Routes and Flips must not be negative")
+	if cfg.Routes < 0 || cfg.Flips < 0 || cfg.Preload < 0 {
+		return nil, errors.New("propagation: Routes, Flips and Preload must not be negative")
 	}
 	if cfg.FlipInterval == 0 {
 		cfg.FlipInterval = 200 * time.Millisecond
@@ -244,6 +254,11 @@ func RunPropagation(ctx context.Context, cfg PropagationConfig) (*PropagationRes
 	if err := b.waitApplied(ctx, 30*time.Second); err != nil {
 		return nil, err
 	}
+	if cfg.Preload > 0 {
+		if err := b.preload(ctx); err != nil {
+			return res, err
+		}
+	}
 	time.Sleep(cfg.Debounce + 5*time.Millisecond)
 	if cfg.Routes > 0 {
 		if res.Probe, err = b.probe(ctx); err != nil {
@@ -301,9 +316,28 @@ func (b *bench) reloads() int {
 	return 0
 }
 
+// preload writes cfg.Preload routes in one file and waits until they
+// serve.
+func (b *bench) preload(ctx context.Context) error {
+	var all strings.Builder
+	for i := range b.cfg.Preload {
+		if i > 0 {
+			all.WriteString("---\n")
+		}
+		all.WriteString(benchRoute(fmt.Sprintf("p%d", i), fmt.Sprintf("p%d.bench.local", i), b.echoes[i%2]))
+	}
+	if err := writeFileAtomic(filepath.Join(b.resources, "preload.yaml"), []byte(all.String())); err != nil {
+		return err
+	}
+	if err := b.waitFor200(ctx, fmt.Sprintf("p%d.bench.local", b.cfg.Preload-1)); err != nil {
+		return err
+	}
+	return b.waitApplied(ctx, 5*time.Minute)
+}
+
 // probe creates the routes one at a time and times each to its first 200.
 func (b *bench) probe(ctx context.Context) (res *ProbeResult, err error) {
-	res = &ProbeResult{Routes: b.cfg.Routes, Poller: InThisProcess}
+	res = &ProbeResult{Routes: b.cfg.Routes, Preloaded: b.cfg.Preload, Poller: InThisProcess}
 	var p poller
 	if b.cfg.ProbeCommand != nil {
 		pp, err := startProcessPoller(ctx, b.cfg.ProbeCommand(b.url))
@@ -321,6 +355,12 @@ func (b *bench) probe(ctx context.Context) (res *ProbeResult, err error) {
 	}()
 	gap := b.cfg.Debounce + 5*time.Millisecond
 	reloads := b.reloads()
+	if b.cfg.CPUProfile != nil {
+		if err := pprof.StartCPUProfile(b.cfg.CPUProfile); err != nil {
+			return res, err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	for i := range b.cfg.Routes {
 		host := fmt.Sprintf("r%d.bench.local", i)
 		manifest := benchRoute(fmt.Sprintf("r%d", i), host, b.echoes[i%2])
