@@ -98,7 +98,8 @@
 // read-only: a replayed item hands out the same values again (set, unset
 // and merge refuse a claimed dict). claim "registry" key value records value under key
 // unless already there (first claim wins; from renderEach, in list order)
-// and returns ""; claimed "registry" returns the registry as a dict;
+// and returns ""; claimed "registry" returns the registry as a dict, read
+// only (set, unset and merge refuse it: only claim changes it);
 // memo "name" key ctx renders a snippet once per key and render (its side
 // effects happen once, so output holding backend tokens must still be
 // written exactly once);
@@ -275,16 +276,21 @@
 // same engine, store contents and options give byte-identical files and
 // the same plan ID.
 //
-// # Per-object re-rendering (future)
+// # Re-rendering after a change
 //
-// Everything a render records is keyed by name (backends, map entries,
-// files) and the top-level template usually walks objects through memo
-// "snippet" key. A later incremental renderer can keep, per memo key, the
-// snippet's output plus what it recorded (backends, map entries, problems)
-// and the store keys it read, then on a change re-run only the memo calls
-// whose inputs changed and splice their records into the previous render's
-// state before assembling. [MemoryStore.Generation] and per-alias views
-// make "what changed" cheap to find.
+// An Engine keeps, per renderEach call, its items' results in list order
+// and their fold: for every map key, claim key and backend, the items'
+// writes in list order. The next render's same call matches its items to
+// the previous ones in step, executes only the items that changed, and
+// updates the fold by removing the writes of the items that went and
+// adding those of the items that came. When the render had written none
+// of those maps, registries and backends before the call (the usual
+// shape: a pass over the objects into maps and claims, then one over the
+// claimed backends), the render takes the fold as it is, which is what
+// replaying every item in order would record; otherwise it replays the
+// items one by one. A render after one object changed thus costs the
+// changed items plus a walk over the lists, not a rebuild. Calls that
+// list the same item twice, or reorder items they listed before, replay.
 //
 // # Validation tests
 //

@@ -184,7 +184,7 @@ func TestRenderEachFromOneEngineConcurrently(t *testing.T) {
 	}
 }
 
-func TestClaimedValuesAreReadOnly(t *testing.T) {
+func TestClaimedValuesAndRegistriesAreReadOnly(t *testing.T) {
 	for _, call := range []string{`set $v "b" 2`, `unset $v "a"`, `merge $v (dict "b" 2)`, `mergeOverwrite $v.inner (dict "b" 2)`} {
 		t.Run(call, func(t *testing.T) {
 			cfg := configWith(t, `{{ renderEach "x" (list 1) }}{{ $v := index (claimed "reg") "k" }}{{ `+call+` }}`,
@@ -195,6 +195,14 @@ func TestClaimedValuesAreReadOnly(t *testing.T) {
 			}
 		})
 	}
+	t.Run("the registry itself", func(t *testing.T) {
+		cfg := configWith(t, `{{ renderEach "x" (list 1) }}{{ $_ := set (claimed "reg") "k2" 1 }}`,
+			"\nsnippets:\n  x: {template: '{{ claim \"reg\" \"k\" 1 }}'}\n")
+		_, _, err := renderConfig(t, cfg)
+		if err == nil || !strings.Contains(err.Error(), `is the registry "reg"`) {
+			t.Errorf("error = %v, want the registry refused", err)
+		}
+	})
 	cfg := configWith(t, `{{ $d := dict "a" 1 }}{{ $_ := set $d "b" 2 }}{{ $_ := merge $d (dict "c" 3) }}{{ toJSON $d }}`, "")
 	out, _, err := renderConfig(t, cfg)
 	if err != nil || !strings.Contains(fileBody(t, out, "haproxy.cfg"), `{"a":1,"b":2,"c":3}`) {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"reflect"
 	"sort"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -66,6 +67,9 @@ type cacheDep struct {
 type servicesDelta struct {
 	ok            bool
 	services, eps changeSet
+	// names are the service names in either set: most backends are not
+	// there, which one lookup of the name tells.
+	names map[string]struct{}
 }
 
 // servicesDelta computes the render's delta once.
@@ -81,6 +85,16 @@ func (r *renderState) servicesDelta() *servicesDelta {
 		d.services, okS = cur.changedSince(prev, r.e.serviceAlias)
 		d.eps, okE = cur.changedSince(prev, r.e.sliceAlias)
 		d.ok = okS && okE
+		d.names = make(map[string]struct{}, len(d.services.ids)+len(d.eps.keys))
+		for _, set := range []map[string]bool{d.services.ids, d.eps.keys} {
+			for k := range set {
+				// k is namespace NUL name (NUL more, for longer index keys).
+				if _, rest, ok := strings.Cut(k, "\x00"); ok {
+					name, _, _ := strings.Cut(rest, "\x00")
+					d.names[name] = struct{}{}
+				}
+			}
+		}
 	}
 	r.delta = d
 	return d
@@ -91,6 +105,9 @@ func (r *renderState) servicesDelta() *servicesDelta {
 func (d *servicesDelta) unchanged(ns, svc string) bool {
 	if !d.ok {
 		return false
+	}
+	if _, maybe := d.names[svc]; !maybe {
+		return true
 	}
 	var b [128]byte
 	k := append(append(append(b[:0], ns...), 0), svc...)
