@@ -1,6 +1,7 @@
 package local_test
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"os"
@@ -115,6 +116,42 @@ func TestPropagationTimesEveryRouteFromWriteTo200AndFlipsWithoutErrors(t *testin
 				t.Errorf("served by %v, want both echo servers", rc.Served)
 			}
 		})
+	}
+}
+
+func TestPropagationPreloadsRoutesAndProfilesTheProbe(t *testing.T) {
+	bin := haproxytest.Binary(t, "3.4")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*waitTimeout)
+	defer cancel()
+	c := childCommands(t)
+	var profile bytes.Buffer
+	res, err := local.RunPropagation(ctx, local.PropagationConfig{
+		HAProxy:           bin,
+		Preload:           20,
+		Routes:            2,
+		MinReloadInterval: -1,
+		ProbeCommand:      c.probe,
+		EchoCommand:       c.echo,
+		CPUProfile:        &profile,
+		Local: local.Config{
+			Log:           slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
+			HAProxyOutput: tWriter{t},
+			WorkDir:       t.TempDir(),
+		},
+	})
+	if err != nil {
+		t.Fatalf("RunPropagation: %v", err)
+	}
+	p := res.Probe
+	if p == nil || p.Preloaded != 20 || len(p.Latencies) != 2 {
+		t.Fatalf("probe %+v, want 2 adds after 20 preloaded routes", p)
+	}
+	if len(p.Unexpected) != 0 || p.Reloads != 0 {
+		t.Errorf("unexpected answers %+v, reloads %d: want none", p.Unexpected, p.Reloads)
+	}
+	// A pprof profile is gzip-compressed protobuf.
+	if b := profile.Bytes(); len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Errorf("CPU profile of %d bytes is not gzip data", len(b))
 	}
 }
 
