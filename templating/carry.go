@@ -1,6 +1,9 @@
 package templating
 
-import "sync"
+import (
+	"bytes"
+	"sync"
+)
 
 // What one render leaves for the next on its engine: the renderEach item
 // results it used (eachmemo.go), the store they were checked against, the
@@ -23,6 +26,35 @@ type carryBox struct {
 	// segments in place, so one render at a time takes them; a
 	// concurrent render goes without.
 	segs []*segment
+	// bufs are the output buffers renders execute templates into, kept
+	// with their capacity so that the next render does not grow them
+	// again; one render at a time takes them, as segs.
+	bufs []*bytes.Buffer
+}
+
+// maxCarriedBuf bounds the capacity of a buffer kept between renders.
+const maxCarriedBuf = 8 << 20
+
+// takeBufs hands the output buffers to one render.
+func (b *carryBox) takeBufs() []*bytes.Buffer {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	bufs := b.bufs
+	b.bufs = nil
+	return bufs
+}
+
+// putBufs keeps a render's output buffers for the next.
+func (b *carryBox) putBufs(bufs []*bytes.Buffer) {
+	kept := bufs[:0]
+	for _, buf := range bufs {
+		if buf.Cap() <= maxCarriedBuf {
+			kept = append(kept, buf)
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.bufs = kept
 }
 
 // takeSegments hands the segments to one render.

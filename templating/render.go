@@ -97,6 +97,8 @@ func (e *Engine) Render(ctx context.Context, store Store, opts RenderOptions) (*
 		return nil, nil, errors.New("render: nil store")
 	}
 	r := newRenderState(ctx, e, store, opts)
+	r.bufs = e.carry.takeBufs()
+	defer func() { e.carry.putBufs(r.bufs) }()
 	bound, err := e.acquireRender(r)
 	if err != nil {
 		return nil, nil, err
