@@ -231,7 +231,7 @@ func (c *HAProxyChecker) Check(ctx context.Context, out *renderplan.Output) erro
 	if out == nil || out.Plan == nil {
 		return errors.New("rendergate: check: output has no plan")
 	}
-	id := out.Plan.ID()
+	id := out.ID()
 	refuse := func(reason string) error {
 		return &CheckError{PlanID: id, ExitCode: -1, Reason: reason}
 	}

@@ -82,8 +82,7 @@ func must(t testing.TB, err error) {
 // withConfig returns a copy of out whose haproxy.cfg has old replaced by new.
 func withConfig(t testing.TB, out *renderplan.Output, old, new string) *renderplan.Output {
 	t.Helper()
-	cp := *out
-	cp.Files = append([]renderplan.FileContent(nil), out.Files...)
+	cp := &renderplan.Output{Plan: out.Plan, Files: append([]renderplan.FileContent(nil), out.Files...)}
 	for i, f := range cp.Files {
 		if f.Path == renderplan.ConfigPath {
 			if !strings.Contains(string(f.Body), old) {
@@ -92,19 +91,18 @@ func withConfig(t testing.TB, out *renderplan.Output, old, new string) *renderpl
 			cp.Files[i].Body = []byte(strings.Replace(string(f.Body), old, new, 1))
 		}
 	}
-	return &cp
+	return cp
 }
 
 // withoutFile returns a copy of out without the file at path.
 func withoutFile(out *renderplan.Output, path string) *renderplan.Output {
-	cp := *out
-	cp.Files = nil
+	cp := &renderplan.Output{Plan: out.Plan}
 	for _, f := range out.Files {
 		if f.Path != path {
 			cp.Files = append(cp.Files, f)
 		}
 	}
-	return &cp
+	return cp
 }
 
 // testLogger writes through t.Log.

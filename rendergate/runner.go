@@ -90,10 +90,10 @@ func (r *Runner) Submit(out *renderplan.Output) {
 	if out == nil || out.Plan == nil {
 		return
 	}
-	id := out.Plan.ID()
+	id := out.ID()
 	r.mu.Lock()
 	switch {
-	case r.pending != nil && r.pending.Plan.ID() == id:
+	case r.pending != nil && r.pending.ID() == id:
 		r.pending = out
 	default:
 		if r.pending != nil {
@@ -130,12 +130,12 @@ func (r *Runner) Run(ctx context.Context) error {
 		out := r.pending
 		r.pending = nil
 		if out != nil {
-			r.inflight = out.Plan.ID()
+			r.inflight = out.ID()
 		}
 		r.mu.Unlock()
 
 		for _, o := range superseded {
-			id := o.Plan.ID()
+			id := o.ID()
 			r.onResult(Result{PlanID: id, Output: o, Err: fmt.Errorf("plan %s: %w", id, ErrSuperseded)})
 		}
 		if out == nil {
@@ -171,7 +171,7 @@ func (r *Runner) check(ctx context.Context, out *renderplan.Output) (res Result,
 	if ctx.Err() != nil {
 		return Result{}, true
 	}
-	id := out.Plan.ID()
+	id := out.ID()
 	start := time.Now()
 	err := r.checker.Check(ctx, out)
 	res = Result{PlanID: id, Output: out, Verdict: VerdictOf(err), Err: err, Duration: time.Since(start)}

@@ -52,7 +52,7 @@ const ShapeReasonBody = "has body lines"
 // path) and the result passes [Plan.Validate]; otherwise NewPlan returns
 // every problem found, aggregated with go-multierror, and no output.
 func NewPlan(pieces []Piece, profiles []Profile, backends []Backend, maps []Map, files []FileContent) (*Output, error) {
-	a := assembler{p: &Plan{Schema: Schema}}
+	a := assembler{p: &Plan{Schema: Schema}, bePrev: -1}
 	a.addProfiles(profiles)
 	a.addBackends(backends)
 	cfg := a.config(pieces)
@@ -69,10 +69,10 @@ func NewPlan(pieces []Piece, profiles []Profile, backends []Backend, maps []Map,
 	normalize(p)
 	out.Plan = p
 
-	// The backend sections were rendered from the backends above, so the
-	// validator need not render them again, and it is told which backend
-	// each section holds.
-	v := validator{sectionsRendered: true, sectionBackends: a.sectionBackends}
+	// The backend sections and map files were rendered from the backends
+	// and maps above, so the validator need not render them again, and it
+	// is told which backend each section holds.
+	v := validator{sectionsRendered: true, sectionBackends: a.sectionBackends, mapsRendered: !a.mapsDup}
 	v.plan(p)
 	a.errs = append(a.errs, v.problems()...)
 	if len(a.errs) > 0 {
@@ -92,9 +92,17 @@ type assembler struct {
 	bePos   []int // input index → position
 	beFirst []int // position → position of the first backend (in input order) of that name
 	beNext  int   // input index after the last backend piece's: the next piece's likely backend
+	bePrev  int   // position of the last backend piece's backend (-1 before the first)
+	// beByName maps a name to a position of a backend of that name; it is
+	// built once pieces have missed both guesses of backend a few times.
+	beByName map[string]int
+	beMisses int
 	// sectionBackends holds, per section, the position of its backend
 	// (-1 for other sections).
 	sectionBackends []int
+	// mapsDup says two maps have one path: then a map's file may be
+	// another map's, and the validator must compare them.
+	mapsDup bool
 }
 
 func (a *assembler) fail(format string, args ...any) {
@@ -175,37 +183,42 @@ func (a *assembler) addBackends(backends []Backend) {
 
 // backend returns the position of the backend a piece of the given name
 // refers to. Pieces usually come in the order of NewPlan's backends
-// argument, so it tries the backend after the previous piece's before
-// searching.
+// argument or in name order, so it tries the backend after the previous
+// piece's in both orders before searching; after a few misses it looks
+// names up in a map. Any backend of the name will do: all of one name
+// share beFirst.
 func (a *assembler) backend(name string) (int, bool) {
 	bs := a.p.Backends
 	var k int
 	if i := a.beNext; i < len(a.bePos) && bs[a.bePos[i]].Name == name {
 		k = a.bePos[i]
+	} else if j := a.bePrev + 1; j < len(bs) && bs[j].Name == name {
+		k = j
 	} else {
 		var ok bool
-		k, ok = slices.BinarySearchFunc(bs, name, func(be Backend, n string) int { return strings.Compare(be.Name, n) })
-		if !ok {
+		if k, ok = a.findBackend(name); !ok {
 			return 0, false
 		}
 	}
 	a.beNext = a.beOrder[k] + 1
+	a.bePrev = k
 	return a.beFirst[k], true
 }
 
-// sortedOrder returns the permutation that sortFunc applies to a slice of
-// n elements when cmp(i, j) compares its elements i and j: element
-// order[k] of the slice ends up at position k. Sorting indices instead
-// of the elements gives exactly that permutation, equal elements
-// included, because pdqsort's steps depend only on the results of the
-// comparisons, never on the values moved.
-func sortedOrder(n int, cmp func(i, j int) int) []int {
-	order := make([]int, n)
-	for i := range order {
-		order[i] = i
+// findBackend searches p.Backends (sorted by name) for a backend named
+// name.
+func (a *assembler) findBackend(name string) (int, bool) {
+	if a.beByName == nil {
+		if a.beMisses++; a.beMisses <= 16 {
+			return slices.BinarySearchFunc(a.p.Backends, name, func(be Backend, n string) int { return strings.Compare(be.Name, n) })
+		}
+		a.beByName = make(map[string]int, len(a.p.Backends))
+		for k := range a.p.Backends {
+			a.beByName[a.p.Backends[k].Name] = k
+		}
 	}
-	sortFunc(order, cmp)
-	return order
+	k, ok := a.beByName[name]
+	return k, ok
 }
 
 // config concatenates the pieces into haproxy.cfg and records the
@@ -314,18 +327,15 @@ func (a *assembler) files(cfg []byte, maps []Map, files []FileContent) *Output {
 	mapBody := make(map[string][]byte, len(maps))
 	p.Maps = make([]Map, len(maps))
 	for i, m := range maps {
-		m.Entries = slices.Clone(m.Entries)
-		if !m.Ordered {
-			sortFunc(m.Entries, func(a, b MapEntry) int {
-				if c := strings.Compare(a.Key, b.Key); c != 0 {
-					return c
-				}
-				return strings.Compare(a.Value, b.Value)
-			})
+		if m.Ordered {
+			m.Entries = slices.Clone(m.Entries)
+		} else {
+			m.Entries = sortedEntries(m.Entries)
 		}
 		p.Maps[i] = m
 		if _, dup := mapBody[m.Path]; dup {
 			a.fail("map %s: declared twice", m.Path)
+			a.mapsDup = true
 			continue
 		}
 		body := MapText(m)
@@ -383,13 +393,4 @@ func namesIncrease(s []Server) bool {
 		}
 	}
 	return true
-}
-
-// sortFunc is slices.SortFunc, after an O(n) check: renders usually emit
-// backends, servers and files already in order, and sorting large
-// structs moves a lot of memory for nothing.
-func sortFunc[S ~[]E, E any](s S, cmp func(a, b E) int) {
-	if !slices.IsSortedFunc(s, cmp) {
-		slices.SortFunc(s, cmp)
-	}
 }

@@ -1,6 +1,9 @@
 package renderplan_test
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -309,5 +312,52 @@ func TestNewPlanRejectsInconsistentPieces(t *testing.T) {
 				t.Errorf("NewPlan() error = %v\nwant one containing %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// NewPlan skips sorting map entries whose keys already increase; in every
+// order it must give what a full sort by key gives, and ordered maps keep
+// their order.
+func TestNewPlanSortsMapEntriesLikeAFullSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	pieces, profiles, backends, _ := bigInputs(1)
+	for _, n := range []int{0, 1, 2, 3, 20, 500} {
+		sorted := make([]renderplan.MapEntry, n)
+		for i := range sorted {
+			sorted[i] = renderplan.MapEntry{Key: fmt.Sprintf("h%04d.example.com", i), Value: fmt.Sprintf("be_%d", r.IntN(5))}
+		}
+		orders := map[string][]renderplan.MapEntry{
+			"sorted":   slices.Clone(sorted),
+			"reversed": slices.Clone(sorted),
+			"shuffled": slices.Clone(sorted),
+			"one swap": slices.Clone(sorted),
+		}
+		slices.Reverse(orders["reversed"])
+		r.Shuffle(n, func(i, j int) {
+			orders["shuffled"][i], orders["shuffled"][j] = orders["shuffled"][j], orders["shuffled"][i]
+		})
+		if n > 1 {
+			e := orders["one swap"]
+			e[n/2], e[n-1] = e[n-1], e[n/2]
+		}
+		for name, entries := range orders {
+			maps := []renderplan.Map{
+				{Path: "maps/a.map", Entries: entries},
+				{Path: "maps/b.map", Ordered: true, Entries: entries},
+			}
+			out, err := renderplan.NewPlan(pieces, profiles, backends, maps, nil)
+			if err != nil {
+				t.Fatalf("n=%d %s: %v", n, name, err)
+			}
+			for _, want := range []renderplan.Map{{Path: "maps/a.map", Entries: sorted}, {Path: "maps/b.map", Ordered: true, Entries: entries}} {
+				got, _ := out.Plan.Map(want.Path)
+				if !slices.Equal(got.Entries, want.Entries) {
+					t.Errorf("n=%d %s: %s entries are not in the expected order", n, name, want.Path)
+				}
+				if body := fileBody(t, out, want.Path); body != string(renderplan.MapText(want)) {
+					t.Errorf("n=%d %s: %s body differs from MapText of the expected entries", n, name, want.Path)
+				}
+			}
+		}
 	}
 }

@@ -23,7 +23,8 @@
 //
 // [Plan.Encode] writes the canonical encoding (deterministic JSON) and
 // [Plan.ID] is its digest ([DigestOf], xxHash64): same inputs give
-// byte-identical files and the same ID. [Decode] reads an encoding back
+// byte-identical files and the same ID. [Output.ID] computes the ID of an
+// output's plan once and keeps it. [Decode] reads an encoding back
 // strictly; Decode(Encode(p)) is [Plan.Equal] to p and has its ID.
 // [Plan.Validate] checks a plan's consistency and HAProxy-legality and
 // reports every problem at once.

@@ -28,7 +28,7 @@ func (p *Plan) Encode() ([]byte, error) {
 // ID returns the plan's identity: the digest of its canonical encoding
 // ([Plan.Encode]). Equal plans have equal IDs; a nil plan has the empty ID.
 // ID encodes the plan on every call, streaming the encoding into the hash
-// without keeping it.
+// without keeping it; [Output.ID] computes it once per output.
 func (p *Plan) ID() string {
 	if p == nil {
 		return ""

@@ -51,7 +51,7 @@ frontend fe_http from base
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("plan ID length:", len(out.Plan.ID()))
+	fmt.Println("plan ID length:", len(out.ID()))
 	for _, f := range out.Files {
 		fmt.Printf("--- %s (%s)\n%s", f.Path, f.Kind, f.Body)
 	}

@@ -1,11 +1,37 @@
 package renderplan
 
+import "sync/atomic"
+
 // Output is one rendered tree: the bytes of every file and the plan that
 // describes them. Files are sorted by path and match Plan.Files one to one.
 // An Output is immutable once built and safe for concurrent reads.
+//
+// An Output holds its plan ID once computed (see [Output.ID]): pass it by
+// pointer, and compare Outputs in tests with
+// cmpopts.IgnoreUnexported(renderplan.Output{}).
 type Output struct {
 	Files []FileContent
 	Plan  *Plan
+
+	// id is Plan.ID(), stored by the first ID call.
+	id atomic.Pointer[string]
+}
+
+// ID returns the ID of o.Plan ([Plan.ID]), computed once: the first call
+// encodes the plan, later calls return the stored ID. It is safe for
+// concurrent use: an Output is immutable, so concurrent first calls
+// compute the same ID. A nil Output, or one without a plan, has the empty
+// ID. Outputs built as struct literals work too.
+func (o *Output) ID() string {
+	if o == nil || o.Plan == nil {
+		return ""
+	}
+	if id := o.id.Load(); id != nil {
+		return *id
+	}
+	id := o.Plan.ID()
+	o.id.Store(&id)
+	return id
 }
 
 // FileContent is the body of one file of an [Output].

@@ -42,20 +42,55 @@ func BackendText(be Backend) string {
 	return string(appendBackendText(make([]byte, 0, backendTextSize(&be)), &be))
 }
 
-// backendTextSize estimates the length of be's section.
+// backendTextSize is the length of be's section: exact for ports and
+// weights of 0 to 999999999 (every valid one), an upper bound otherwise.
 func backendTextSize(be *Backend) int {
-	n := 32 + len(be.Name) + len(be.Profile) + len(be.GUID)
+	n := len("backend  from \n"+indent+"guid \n\n") + len(be.Name) + len(be.Profile) + len(be.GUID)
 	for _, l := range be.Body {
 		n += len(indent) + len(l) + 1
 	}
 	for i := range be.Servers {
 		s := &be.Servers[i]
-		n += 48 + len(s.Name) + len(s.Address)
+		n += len(indent+"server  : weight \n") + len(s.Name) + len(s.Address) + decimalLen(s.Port) + decimalLen(s.Weight)
+		if strings.IndexByte(s.Address, ':') >= 0 {
+			n += 2 // [ ]
+		}
+		if s.Disabled {
+			n += len(" disabled")
+		}
+		if s.Check {
+			n += len(" check")
+		}
 		for _, k := range s.Keywords {
 			n += 1 + len(k)
 		}
 	}
 	return n
+}
+
+// decimalLen is the length of appendInt(nil, n) for n in 0 to 999999999,
+// and at least that length otherwise.
+func decimalLen(n int) int {
+	switch {
+	case n < 0 || n >= 1e9:
+		return 20
+	case n < 10:
+		return 1
+	case n < 100:
+		return 2
+	case n < 1000:
+		return 3
+	case n < 10000:
+		return 4
+	case n < 100000:
+		return 5
+	}
+	l := 6
+	for n >= 1000000 {
+		n /= 10
+		l++
+	}
+	return l
 }
 
 // appendBackendText appends BackendText(*be) to dst: the one renderer.

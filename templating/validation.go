@@ -299,8 +299,8 @@ func diffOutputs(a, b *renderplan.Output) string {
 			return fmt.Sprintf("renders differ: %s", a.Files[i].Path)
 		}
 	}
-	if a.Plan.ID() != b.Plan.ID() {
-		return fmt.Sprintf("renders differ: plan ID %s, then %s", a.Plan.ID(), b.Plan.ID())
+	if a.ID() != b.ID() {
+		return fmt.Sprintf("renders differ: plan ID %s, then %s", a.ID(), b.ID())
 	}
 	return ""
 }

@@ -78,7 +78,7 @@ func summary(out *renderplan.Output, problems int, elapsed time.Duration) string
 	for _, m := range out.Plan.Maps {
 		entries += len(m.Entries)
 	}
-	id := out.Plan.ID()
+	id := out.ID()
 	return fmt.Sprintf("rendered %d files (%d backends, %d map entries), %d problems, plan %s in %s",
 		len(out.Files), len(out.Plan.Backends), entries, problems, id, elapsed.Round(time.Microsecond))
 }

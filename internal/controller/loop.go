@@ -399,7 +399,7 @@ func (l *Loop) reconcile(ctx context.Context) {
 		}
 		l.log.Warn("object problem: left out of the configuration", "problem", p.String())
 	}
-	id := out.Plan.ID()
+	id := out.ID()
 	l.setStatus(func(s *Status) { s.Reconciliations++; s.PlanID = id; s.Problems = problems })
 
 	adm := l.gate.Admit(id)
