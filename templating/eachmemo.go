@@ -181,6 +181,11 @@ type cachePrints struct {
 	mu   sync.Mutex
 	fps  map[string]uint64
 	salt uint64 // makes fingerprints of non-data values unique to the call
+	// The classification of the call's items (one goroutine, before the
+	// workers start) remembers the last key it fingerprinted and the last
+	// map it found registered.
+	lastKey, lastMap string
+	lastFP           uint64
 }
 
 func (p *cachePrints) get(key string) uint64 {
