@@ -9,10 +9,12 @@
 // option.go, template.go, and upstream's tests), BSD-licensed (LICENSE),
 // changed only where marked: the package name, the fmtsort import (a copy
 // of internal/fmtsort), lint fixes (sentinel and variable names, ignored
-// Write results), and three hooks in exec.go into fast.go — evalField
+// Write results), and hooks in exec.go, most into fast.go — evalField
 // tries [fastMapField] and evalCall tries [fastCall] before the reflective
 // path, and range over a map with string keys sorts them as strings
-// ([sortedStringKeyed]) instead of through fmtsort's reflection.
+// ([sortedStringKeyed]) instead of through fmtsort's reflection; and
+// printValue writes a plain string as is rather than through fmt's
+// buffer (a renderEach result can be hundreds of kilobytes).
 // The fast paths return what the reflective path would (upstream's tests
 // run against them); they only skip allocations and reflect.Value.Call.
 // Parsing is the standard library's text/template/parse.

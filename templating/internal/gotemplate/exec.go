@@ -1161,6 +1161,14 @@ func (s *state) printValue(n parse.Node, v reflect.Value) {
 	if !ok {
 		s.errorf("can't print %s of type %s", n, v.Type())
 	}
+	// HAPTIC: a plain string is written as is (what fmt.Fprint writes),
+	// without first copying it into fmt's buffer.
+	if str, isString := iface.(string); isString {
+		if _, err := io.WriteString(s.wr, str); err != nil {
+			s.writeError(err)
+		}
+		return
+	}
 	_, err := fmt.Fprint(s.wr, iface)
 	if err != nil {
 		s.writeError(err)
