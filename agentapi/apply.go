@@ -89,8 +89,36 @@ type ApplyRequest struct {
 	// Bodies holds the bytes of the files that changed, by path. A file
 	// listed in Files without a body must already be on disk with its
 	// digest; every body must match its file's digest and size. Bodies
-	// travel as multipart parts, never in the manifest JSON.
+	// travel after the manifest (see [ContentTypeApply]), never in the
+	// manifest JSON.
 	Bodies map[string][]byte `json:"-"`
+	// Patches holds, by path, changed files sent as their difference from
+	// the file the agent has (see [Patch]); a path has a body or a patch,
+	// not both. Only agents whose [State.BodyPatches] is set take them,
+	// and only in the framed format. The agent rebuilds each body and
+	// checks it against its file's digest and size before it writes it.
+	Patches map[string]Patch `json:"-"`
+}
+
+// checkedKey is the context key under which the handler passes the
+// request whose bodies it checked.
+type checkedKey struct{}
+
+// withBodiesChecked returns ctx saying that req's bodies were checked.
+func withBodiesChecked(ctx context.Context, req *ApplyRequest) context.Context {
+	return context.WithValue(ctx, checkedKey{}, req)
+}
+
+// BodiesChecked reports whether ctx is the context the handler of
+// [NewHandler] called [Applier.Apply] with for req, which it built and
+// whose every body it checked against its file's size and digest: the
+// Applier may then skip hashing the bodies again. Any other request or
+// context (an in-process call, a test) reports false, and whoever applies
+// the request must check it. An Applier that changes req.Bodies must not
+// rely on it.
+func BodiesChecked(ctx context.Context, req *ApplyRequest) bool {
+	r, _ := ctx.Value(checkedKey{}).(*ApplyRequest)
+	return r != nil && r == req
 }
 
 // ApplyResult is the outcome of one apply: an ACK (OK) or a NACK with the

@@ -1,6 +1,7 @@
 package agentapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -66,6 +68,8 @@ type Client struct {
 
 	once sync.Once
 	own  *http.Client
+	// multipartOnly is set once the agent refused the framed format.
+	multipartOnly atomic.Bool
 }
 
 var _ Applier = (*Client)(nil)
@@ -93,36 +97,19 @@ func (c *Client) State(ctx context.Context) (*State, error) {
 }
 
 // Apply sends one apply (POST /v1/apply): the manifest and the bodies,
-// streamed as multipart/form-data. On an ACK it returns the result. On a
-// NACK the error is a *[NackError] (reach it with errors.As) and the
-// returned result is its Result. It does not validate req: the agent
-// does, and answers a bad request with a NACK at [StageDecode].
+// framed as [ContentTypeApply]; an agent that answers 415 gets
+// multipart/form-data instead, on this call and the ones after it. On an
+// ACK it returns the result. On a NACK the error is a *[NackError] (reach
+// it with errors.As) and the returned result is its Result. It does not
+// validate req: the agent does, and answers a bad request with a NACK at
+// [StageDecode].
 func (c *Client) Apply(ctx context.Context, req *ApplyRequest) (*ApplyResult, error) {
 	if req == nil {
 		return nil, decodeNack(-1, "nil request")
 	}
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
-	resp, err := c.do(ctx, false, func() (*http.Request, func(), error) {
-		pr, pw := io.Pipe()
-		mw := multipart.NewWriter(pw)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			pw.CloseWithError(writeMultipart(mw, req))
-		}()
-		wait := func() {
-			_ = pr.Close()
-			<-done
-		}
-		hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url(PathApply), pr)
-		if err != nil {
-			wait()
-			return nil, nil, err
-		}
-		hr.Header.Set("Content-Type", mw.FormDataContentType())
-		return hr, wait, nil
-	})
+	resp, err := c.send(ctx, req)
 	if err != nil {
 		return nil, fmt.Errorf("apply plan %s on %s: %w", req.PlanID, c.BaseURL, err)
 	}
@@ -144,6 +131,69 @@ func (c *Client) Apply(ctx context.Context, req *ApplyRequest) (*ApplyResult, er
 		return &res, ne
 	}
 	return &res, nil
+}
+
+// send posts req framed, or as multipart/form-data to an agent that
+// predates the framed format (it answers 415): on this call and, once
+// known, from then on.
+func (c *Client) send(ctx context.Context, req *ApplyRequest) (*http.Response, error) {
+	if !c.multipartOnly.Load() {
+		resp, err := c.post(ctx, req, true)
+		if err != nil || resp.StatusCode != http.StatusUnsupportedMediaType {
+			return resp, err
+		}
+		closeBody(resp)
+		c.multipartOnly.Store(true)
+	}
+	if len(req.Patches) > 0 {
+		return nil, unsupportedNack(-1, "the agent takes only multipart/form-data, which carries no patches")
+	}
+	return c.post(ctx, req, false)
+}
+
+// post sends req as POST /v1/apply, framed ([ContentTypeApply], with its
+// length known) or as multipart/form-data (streamed).
+func (c *Client) post(ctx context.Context, req *ApplyRequest, framed bool) (*http.Response, error) {
+	if framed {
+		manifest, err := json.Marshal(req)
+		if err != nil {
+			return nil, err
+		}
+		bufs, n := framedBody(manifest, req.Bodies, req.Patches)
+		return c.do(ctx, false, func() (*http.Request, func(), error) {
+			readers := make([]io.Reader, len(bufs))
+			for i, b := range bufs {
+				readers[i] = bytes.NewReader(b)
+			}
+			hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url(PathApply), io.MultiReader(readers...))
+			if err != nil {
+				return nil, nil, err
+			}
+			hr.ContentLength = n
+			hr.Header.Set("Content-Type", ContentTypeApply)
+			return hr, func() {}, nil
+		})
+	}
+	return c.do(ctx, false, func() (*http.Request, func(), error) {
+		pr, pw := io.Pipe()
+		mw := multipart.NewWriter(pw)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			pw.CloseWithError(writeMultipart(mw, req))
+		}()
+		wait := func() {
+			_ = pr.Close()
+			<-done
+		}
+		hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url(PathApply), pr)
+		if err != nil {
+			wait()
+			return nil, nil, err
+		}
+		hr.Header.Set("Content-Type", mw.FormDataContentType())
+		return hr, wait, nil
+	})
 }
 
 // do sends the request newReq builds, retrying per the Client's rules.

@@ -40,6 +40,31 @@
 // and [Client] is one that talks to a remote agent, so the dispatcher
 // takes either.
 //
+// # Wire format
+//
+// POST /v1/apply carries the manifest (the JSON of [ApplyRequest]) and the
+// bodies. The Client frames them as [ContentTypeApply]: the manifest's
+// length and a newline, the manifest, then each body as its path, a
+// newline and exactly the size the manifest gives it, so the handler reads
+// every body straight into a buffer of its size. The handler also takes
+// multipart/form-data (a [ManifestPart] part, then one part per body named
+// by its path), the format of earlier agents; a Client whose framed apply
+// is answered 415 sends multipart from then on. Both formats decode to
+// the same request and pass the same checks. The handler hashes every
+// body against the manifest before it calls the Applier and says so in
+// the context it passes ([BodiesChecked]), so that the agent need not
+// hash the bodies a second time.
+//
+// A changed file may travel as a [Patch] of the file the agent has
+// ([ApplyRequest.Patches], framed format only, to agents whose
+// [State.BodyPatches] is set): the bytes it keeps of the start and the
+// end of that file, named by its digest, and what goes between. A route
+// add on a tree of thousands of backends then sends a few hundred bytes
+// instead of the whole haproxy.cfg and maps. The handler checks a patch's
+// shape; the agent rebuilds the body, checks it against the manifest's
+// digest before writing anything, and refuses the apply at [StageFiles]
+// when its file is not the patch's base.
+//
 // # Errors
 //
 // A refused apply is a *[NackError] carrying the [Stage] that failed, the

@@ -41,7 +41,7 @@ type HandlerOptions struct {
 // top of a:
 //
 //	GET  /v1/state   the agent's State (JSON), bearer token required
-//	POST /v1/apply   one apply (multipart: manifest, then bodies), bearer token required
+//	POST /v1/apply   one apply (framed or multipart: manifest, then bodies), bearer token required
 //	GET  /healthz    200 while the process serves
 //	GET  /readyz     200, or 503 when a's [ReadyChecker] says not ready
 //	GET  /metrics    HandlerOptions.Metrics, or 404
@@ -53,7 +53,7 @@ type HandlerOptions struct {
 // [Client] decodes into a *[NackError] with Unsupported set. A NACK from
 // a is answered with [NackError.HTTPStatus] and its fields, any other
 // error with 500. An accepted apply runs with a context that is not
-// canceled when the client disconnects. The handler serves plain HTTP; wrap it in an
+// canceled when the client disconnects and that carries [BodiesChecked]. The handler serves plain HTTP; wrap it in an
 // http.Server with TLSConfig for TLS. It is safe for concurrent use;
 // serializing applies is the Applier's job.
 func NewHandler(a Applier, o HandlerOptions) http.Handler {
@@ -138,7 +138,7 @@ func (h *handler) apply(w http.ResponseWriter, r *http.Request) {
 	// An accepted apply runs to its end even if the caller goes away: a
 	// transaction cut short between ops helps no one. The Applier bounds
 	// its own work (reload verification timeout).
-	res, err := h.a.Apply(context.WithoutCancel(r.Context()), req)
+	res, err := h.a.Apply(withBodiesChecked(context.WithoutCancel(r.Context()), req), req)
 	var ne *NackError
 	switch {
 	case errors.As(err, &ne):
@@ -163,81 +163,128 @@ func (h *handler) apply(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// readApply reads and checks one apply request. On failure it returns
-// the status to answer and the NACK.
+// readApply reads and checks one apply request, in either wire format
+// (see [ContentTypeApply]). On failure it returns the status to answer and
+// the NACK.
 func (h *handler) readApply(w http.ResponseWriter, r *http.Request) (*ApplyRequest, int, *NackError) {
 	l := h.limits
 	if r.ContentLength > l.MaxBodyBytes {
 		return nil, http.StatusRequestEntityTooLarge, decodeNack(-1, "request body has %d bytes, more than %d", r.ContentLength, l.MaxBodyBytes)
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, l.MaxBodyBytes)
-	tooLarge := func(err error) (*ApplyRequest, int, *NackError) {
+	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	var req *ApplyRequest
+	switch {
+	case err == nil && mt == ContentTypeApply:
+		req, err = readFramed(r.Body, r.ContentLength, l)
+	case err == nil && mt == "multipart/form-data" && params["boundary"] != "":
+		req, err = readMultipart(r, l)
+	default:
+		return nil, http.StatusUnsupportedMediaType, unsupportedNack(-1, "content type %q is neither %s nor multipart/form-data", r.Header.Get("Content-Type"), ContentTypeApply)
+	}
+	if err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		var tl tooLargeError
+		var ne *NackError
+		switch {
+		case errors.As(err, &tl):
+			return nil, http.StatusRequestEntityTooLarge, tl.NackError
+		case errors.As(err, &mbe):
 			return nil, http.StatusRequestEntityTooLarge, decodeNack(-1, "request body is larger than %d bytes", l.MaxBodyBytes)
+		case errors.As(err, &ne):
+			return nil, ne.HTTPStatus(), ne
 		}
 		return nil, http.StatusBadRequest, decodeNack(-1, "read request: %v", err)
 	}
-	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
-		return nil, http.StatusUnsupportedMediaType, unsupportedNack(-1, "content type %q is not multipart/form-data", r.Header.Get("Content-Type"))
-	}
+	return req, http.StatusOK, nil
+}
+
+// readMultipart reads a multipart/form-data apply: the manifest part,
+// then one part per body, named by its path. Every error is a
+// *NackError, a *http.MaxBytesError or a read error.
+func readMultipart(r *http.Request, l Limits) (*ApplyRequest, error) {
 	mr, err := r.MultipartReader()
 	if err != nil {
-		return nil, http.StatusBadRequest, decodeNack(-1, "read request: %v", err)
+		return nil, err
 	}
 	part, err := mr.NextRawPart()
 	if err != nil {
-		return tooLarge(err)
+		return nil, err
 	}
 	if part.FormName() != ManifestPart {
-		return nil, http.StatusBadRequest, decodeNack(-1, "first part is %q, not %q", part.FormName(), ManifestPart)
+		return nil, decodeNack(-1, "first part is %q, not %q", part.FormName(), ManifestPart)
 	}
 	mb, err := io.ReadAll(io.LimitReader(part, l.MaxManifestBytes+1))
 	if err != nil {
-		return tooLarge(err)
+		return nil, err
 	}
 	if int64(len(mb)) > l.MaxManifestBytes {
-		return nil, http.StatusRequestEntityTooLarge, decodeNack(-1, "manifest is larger than %d bytes", l.MaxManifestBytes)
+		return nil, tooLargeNack("manifest is larger than %d bytes", l.MaxManifestBytes)
 	}
 	req, ne := decodeManifest(mb, l)
 	if ne != nil {
-		return nil, ne.HTTPStatus(), ne
+		return nil, ne
 	}
 	files := req.fileIndex()
 	for {
 		part, err := mr.NextRawPart()
 		if errors.Is(err, io.EOF) {
-			break
+			return req, nil
 		}
 		if err != nil {
-			return tooLarge(err)
+			return nil, err
 		}
-		p := part.FormName()
-		if err := ValidatePath(p); err != nil {
-			return nil, http.StatusBadRequest, decodeNack(-1, "body: %v", err)
-		}
-		f, ok := files[p]
-		if !ok {
-			return nil, http.StatusBadRequest, decodeNack(-1, "body for %q: the manifest does not list it", p)
-		}
-		if _, dup := req.Bodies[p]; dup {
-			return nil, http.StatusBadRequest, decodeNack(-1, "body for %q is sent twice", p)
+		f, err := req.bodyFile(files, part.FormName())
+		if err != nil {
+			return nil, err
 		}
 		body, err := readBody(part, f)
 		if err != nil {
-			var ne *NackError
-			if errors.As(err, &ne) {
-				return nil, http.StatusBadRequest, ne
-			}
-			return tooLarge(err)
+			return nil, err
 		}
-		if req.Bodies == nil {
-			req.Bodies = make(map[string][]byte)
-		}
-		req.Bodies[p] = body
+		req.addBody(f.Path, body)
 	}
-	return req, http.StatusOK, nil
+}
+
+// bodyFile returns the listed file a body part names, refusing a bad
+// path, an unlisted one and a second body for the same path.
+func (r *ApplyRequest) bodyFile(files map[string]renderplan.File, p string) (renderplan.File, error) {
+	if err := ValidatePath(p); err != nil {
+		return renderplan.File{}, decodeNack(-1, "body: %v", err)
+	}
+	f, ok := files[p]
+	if !ok {
+		return renderplan.File{}, decodeNack(-1, "body for %q: the manifest does not list it", p)
+	}
+	_, dupBody := r.Bodies[p]
+	_, dupPatch := r.Patches[p]
+	if dupBody || dupPatch {
+		return renderplan.File{}, decodeNack(-1, "body for %q is sent twice", p)
+	}
+	return f, nil
+}
+
+// tooLargeError is a NACK the handler answers with 413.
+type tooLargeError struct{ *NackError }
+
+func (e tooLargeError) Unwrap() error { return e.NackError }
+
+func tooLargeNack(format string, args ...any) error {
+	return tooLargeError{decodeNack(-1, format, args...)}
+}
+
+func (r *ApplyRequest) addPatch(p string, pt Patch) {
+	if r.Patches == nil {
+		r.Patches = make(map[string]Patch)
+	}
+	r.Patches[p] = pt
+}
+
+func (r *ApplyRequest) addBody(p string, body []byte) {
+	if r.Bodies == nil {
+		r.Bodies = make(map[string][]byte)
+	}
+	r.Bodies[p] = body
 }
 
 // readBody reads one body part, at most the manifest's size plus one byte,

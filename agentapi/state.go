@@ -52,6 +52,10 @@ type State struct {
 	Drifted bool `json:"drifted,omitempty"`
 	// LastApply is the result of the last apply, nil before the first.
 	LastApply *ApplyResult `json:"lastApply,omitempty"`
+	// BodyPatches says the agent takes a changed file as a [Patch] of the
+	// file it has ([ApplyRequest.Patches]). A controller sends patches
+	// only to an agent that says so.
+	BodyPatches bool `json:"bodyPatches,omitempty"`
 }
 
 // Worker identifies one HAProxy worker process.

@@ -8,8 +8,10 @@ import (
 )
 
 // Validate checks a request the way the handler does before it calls the
-// [Applier]: the manifest (see [DecodeManifest]) and the bodies (each
-// names a listed file and has its size and digest). l's zero fields mean
+// [Applier]: the manifest (see [DecodeManifest]), the bodies (each names a
+// listed file and has its size and digest) and the patches (each names a
+// listed file without a body, has a well-formed base digest and makes the
+// file's size; what it makes is the agent's to check). l's zero fields mean
 // the defaults. The error is a *[NackError] at [StageDecode]; an agent
 // that is handed requests in process calls Validate itself.
 func (r *ApplyRequest) Validate(l Limits) error {
@@ -38,6 +40,22 @@ func (r *ApplyRequest) Validate(l Limits) error {
 		}
 		total += int64(len(body))
 	}
+	for p, pt := range r.Patches {
+		f, ok := files[p]
+		if !ok {
+			if err := ValidatePath(p); err != nil {
+				return decodeNack(-1, "patch: %v", err)
+			}
+			return decodeNack(-1, "patch for %q: the manifest does not list it", p)
+		}
+		if _, both := r.Bodies[p]; both {
+			return decodeNack(-1, "%q has a body and a patch", p)
+		}
+		if err := checkPatch(f, pt); err != nil {
+			return err
+		}
+		total += int64(len(pt.Literal))
+	}
 	if total > l.MaxBodyBytes {
 		return decodeNack(-1, "bodies hold %d bytes, more than %d", total, l.MaxBodyBytes)
 	}
@@ -63,7 +81,7 @@ func (r *ApplyRequest) validateManifest() *NackError {
 		return unsupportedNack(-1, "unknown verdict %q", r.Verdict)
 	}
 	if r.Mode == ModeRevertLKG {
-		if len(r.Files) > 0 || len(r.Ops) > 0 || len(r.Bodies) > 0 {
+		if len(r.Files) > 0 || len(r.Ops) > 0 || len(r.Bodies) > 0 || len(r.Patches) > 0 {
 			return decodeNack(-1, "mode %s carries no files, bodies or ops", ModeRevertLKG)
 		}
 		return nil

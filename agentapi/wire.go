@@ -11,11 +11,13 @@ import (
 	"strings"
 )
 
-// The apply request on the wire is multipart/form-data: a first part
-// named [ManifestPart] holding the manifest JSON, then one part per file
-// body, named by the file's path.
+// An apply request on the wire is framed ([ContentTypeApply]) or, as
+// earlier clients send it, multipart/form-data: a first part named
+// [ManifestPart] holding the manifest JSON, then one part per file body,
+// named by the file's path.
 const (
-	// ManifestPart is the form name of the manifest part.
+	// ManifestPart is the form name of the manifest part of a
+	// multipart/form-data apply.
 	ManifestPart = "manifest"
 	// Paths of the HTTP API.
 	PathState   = "/v1/state"

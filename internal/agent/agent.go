@@ -41,6 +41,9 @@ type Agent struct {
 	// treeCache holds the digests of the tree's files by stamp; guarded
 	// by applyMu.
 	treeCache map[string]stamp
+	// bodyCache holds the bodies of the files the last applies wrote
+	// (those a patch may apply to), by path; guarded by applyMu.
+	bodyCache map[string]cachedBody
 
 	// reloadMu keeps reloads and deferred-delete attempts apart: a delete
 	// sent after a reload would reach the new worker, which may serve the
@@ -117,6 +120,7 @@ func New(cfg Config) (*Agent, error) {
 		master:     &haproxysock.Master{Path: cfg.MasterSocket, Timeout: cfg.SocketTimeout, BufSize: cfg.BufSize},
 		log:        cfg.Log,
 		treeCache:  map[string]stamp{},
+		bodyCache:  map[string]cachedBody{},
 		wake:       make(chan struct{}, 1),
 		deleteWake: make(chan struct{}, 1),
 	}
@@ -185,6 +189,7 @@ func (a *Agent) State(ctx context.Context) (*agentapi.State, error) {
 		APIVersion:   agentapi.APIVersion,
 		AgentVersion: a.cfg.Version,
 		OpKinds:      agentapi.OpKinds(),
+		BodyPatches:  true,
 	}
 	if info, err := a.sock.Info(ctx); err == nil {
 		st.HAProxyVersion = info.Version

@@ -1,10 +1,12 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -99,6 +101,8 @@ type plannedApply struct {
 	planID   string
 	files    manifest
 	bodies   map[string][]byte
+	patches  map[string]agentapi.Patch
+	rebuilt  map[string]bool // bodies applyPatches made (not the request's)
 	ops      []agentapi.Op
 	reload   bool   // the mode or verdict asks for a reload
 	reason   string // why
@@ -108,7 +112,7 @@ type plannedApply struct {
 
 func (a *Agent) apply(ctx context.Context, req *agentapi.ApplyRequest, mode agentapi.Mode, res *agentapi.ApplyResult, log *slog.Logger) error {
 	t := time.Now()
-	p, err := a.decode(req, mode)
+	p, err := a.decode(req, mode, agentapi.BodiesChecked(ctx, req))
 	if err != nil {
 		return err
 	}
@@ -123,11 +127,21 @@ func (a *Agent) apply(ctx context.Context, req *agentapi.ApplyRequest, mode agen
 		res.PlanID = p.planID
 	}
 
+	// A runtime apply dials the socket while the files are staged.
+	var sess *opSession
+	if !p.reload && len(p.ops) > 0 {
+		sess = a.warmSession(ctx)
+		defer sess.close()
+	}
+
 	// Stage, journal, swap.
 	t = time.Now()
 	cur, err := hashTreeCached(a.base, a.treeCache)
 	if err != nil {
 		return nackf(agentapi.StageFiles, -1, "hash the tree: %v", err)
+	}
+	if err := a.applyPatches(p, cur); err != nil {
+		return err
 	}
 	entries, err := a.entries(p, cur)
 	if err != nil {
@@ -156,8 +170,9 @@ func (a *Agent) apply(ctx context.Context, req *agentapi.ApplyRequest, mode agen
 	// controller answers a drifted tree with the full state and a reload.
 	syncAfterOps := !p.reload && len(p.ops) > 0
 	var tx *txn
-	var staged syncSet   // point 1
-	var treeDirs syncSet // point 2, flushed with the state
+	var stamps map[string]stamp // of the staged files, by tree path
+	var staged syncSet          // point 1
+	var treeDirs syncSet        // point 2, flushed with the state
 	if len(entries) > 0 {
 		tx = a.newTxn()
 		fail := func(format string, err error) error {
@@ -167,7 +182,7 @@ func (a *Agent) apply(ctx context.Context, req *agentapi.ApplyRequest, mode agen
 			}
 			return nackf(agentapi.StageFiles, -1, format, err)
 		}
-		if err := tx.stage(&staged, p.bodies, entries); err != nil {
+		if stamps, err = tx.stage(&staged, p.bodies, entries, p.files); err != nil {
 			return fail("%v", err)
 		}
 		a.crash(stepStaged)
@@ -201,7 +216,7 @@ func (a *Agent) apply(ctx context.Context, req *agentapi.ApplyRequest, mode agen
 	if !needReload && len(p.ops) > 0 {
 		t = time.Now()
 		live = true
-		if idx, msg := a.runOps(ctx, p, res, log); idx >= 0 {
+		if idx, msg := a.runOps(ctx, sess, p, res, log); idx >= 0 {
 			needReload = true
 			reason = fmt.Sprintf("fallback: op %d failed: %s", idx, msg)
 			log.Warn("runtime op refused; reloading onto the new files", "op", idx, "message", msg)
@@ -276,6 +291,12 @@ func (a *Agent) apply(ctx context.Context, req *agentapi.ApplyRequest, mode agen
 		return nackf(agentapi.StageCommit, -1, "write state: %v", err)
 	}
 	a.crash(stepCommitted)
+	// The tree now holds the staged files under their paths: the next
+	// apply knows their digests without reading them back.
+	for path, st := range stamps {
+		a.treeCache[path] = st
+	}
+	a.cacheBodies(p)
 	a.mu.Lock()
 	a.drifted = false
 	a.baselineUnknown = false
@@ -296,15 +317,16 @@ func (a *Agent) apply(ctx context.Context, req *agentapi.ApplyRequest, mode agen
 	return nil
 }
 
-// decode checks the request and turns it into a plannedApply.
-func (a *Agent) decode(req *agentapi.ApplyRequest, mode agentapi.Mode) (*plannedApply, error) {
-	p := &plannedApply{planID: req.PlanID, fence: req.Fence, bodies: req.Bodies, ops: req.Ops}
+// decode checks the request and turns it into a plannedApply; checked
+// says the handler already hashed the bodies (agentapi.BodiesChecked).
+func (a *Agent) decode(req *agentapi.ApplyRequest, mode agentapi.Mode, checked bool) (*plannedApply, error) {
+	p := &plannedApply{planID: req.PlanID, fence: req.Fence, bodies: req.Bodies, patches: req.Patches, ops: req.Ops}
 	switch mode {
 	case agentapi.ModeAuto:
 	case agentapi.ModeReload:
 		p.reload, p.reason = true, "mode reload"
 	case agentapi.ModeRevertLKG:
-		if len(req.Files) > 0 || len(req.Ops) > 0 || len(req.Bodies) > 0 {
+		if len(req.Files) > 0 || len(req.Ops) > 0 || len(req.Bodies) > 0 || len(req.Patches) > 0 {
 			return nil, nackf(agentapi.StageDecode, -1, "mode revert_lkg carries no files and no ops")
 		}
 		p.reload, p.reason, p.revertTo = true, "mode revert_lkg", true
@@ -339,9 +361,25 @@ func (a *Agent) decode(req *agentapi.ApplyRequest, mode agentapi.Mode) (*planned
 			return nil, nackf(agentapi.StageDecode, -1, "file %s: malformed digest %q", f.Path, f.Digest)
 		}
 		p.files[f.Path] = f.Digest
+		if pt, ok := req.Patches[f.Path]; ok {
+			if _, both := req.Bodies[f.Path]; both {
+				return nil, nackf(agentapi.StageDecode, -1, "file %s has a body and a patch", f.Path)
+			}
+			if !validDigest(pt.Base) || pt.Prefix < 0 || pt.Suffix < 0 || pt.Size() != f.Size {
+				return nil, nackf(agentapi.StageDecode, -1, "file %s: patch on %q makes %d bytes, the manifest says %d", f.Path, pt.Base, pt.Size(), f.Size)
+			}
+		}
 		if b, ok := req.Bodies[f.Path]; ok {
-			if got := renderplan.DigestOf(b); got != f.Digest || len(b) != f.Size {
-				return nil, nackf(agentapi.StageDecode, -1, "file %s: body has digest %s and %d bytes, the manifest says %s and %d", f.Path, got, len(b), f.Digest, f.Size)
+			if len(b) != f.Size {
+				return nil, nackf(agentapi.StageDecode, -1, "file %s: body has %d bytes, the manifest says %d", f.Path, len(b), f.Size)
+			}
+			// The handler hashed the bodies of a request it built; any
+			// other is hashed here. Either way what is staged is what the
+			// manifest names.
+			if !checked {
+				if got := renderplan.DigestOf(b); got != f.Digest {
+					return nil, nackf(agentapi.StageDecode, -1, "file %s: body has digest %s, the manifest says %s", f.Path, got, f.Digest)
+				}
 			}
 		}
 	}
@@ -351,6 +389,11 @@ func (a *Agent) decode(req *agentapi.ApplyRequest, mode agentapi.Mode) (*planned
 	for path := range req.Bodies {
 		if _, ok := p.files[path]; !ok {
 			return nil, nackf(agentapi.StageDecode, -1, "body for %q, which the files do not list", path)
+		}
+	}
+	for path := range req.Patches {
+		if _, ok := p.files[path]; !ok {
+			return nil, nackf(agentapi.StageDecode, -1, "patch for %q, which the files do not list", path)
 		}
 	}
 	for i, op := range req.Ops {
@@ -403,6 +446,79 @@ func (a *Agent) loadRevert(req *agentapi.ApplyRequest, p *plannedApply) error {
 	}
 	p.planID, p.files, p.bodies = planID, files, bodies
 	return nil
+}
+
+// applyPatches turns every patch of p into a body: the file on disk must
+// be the patch's base (cur, the tree's digests, says so), and what the
+// patch makes of it must have the manifest's digest; otherwise the apply
+// is refused at the files stage and nothing is written. p.bodies becomes
+// a new map; the request's is left alone.
+func (a *Agent) applyPatches(p *plannedApply, cur manifest) error {
+	if len(p.patches) == 0 {
+		return nil
+	}
+	bodies := make(map[string][]byte, len(p.bodies)+len(p.patches))
+	maps.Copy(bodies, p.bodies)
+	p.rebuilt = make(map[string]bool, len(p.patches))
+	for path, pt := range p.patches {
+		if have, ok := cur[path]; !ok || have != pt.Base {
+			if !ok {
+				have = "absent"
+			}
+			return nackf(agentapi.StageFiles, -1, "patch for %s applies to %s, the disk has %s", path, pt.Base, have)
+		}
+		if _, err := checkTarget(a.base, path); err != nil {
+			return nackf(agentapi.StageFiles, -1, "%v", err)
+		}
+		// The file on disk is the base (its digest says so); the body an
+		// earlier apply wrote there is the same bytes, without a read.
+		base := a.bodyCache[path].body
+		if a.bodyCache[path].sum != pt.Base {
+			var err error
+			if base, err = a.base.ReadFile(path); err != nil {
+				return nackf(agentapi.StageFiles, -1, "read the base of the patch for %s: %v", path, err)
+			}
+		}
+		body, err := pt.Apply(base)
+		if err != nil {
+			return nackf(agentapi.StageFiles, -1, "patch for %s: %v", path, err)
+		}
+		if got := renderplan.DigestOf(body); got != p.files[path] {
+			return nackf(agentapi.StageFiles, -1, "patch for %s makes digest %s, the manifest says %s", path, got, p.files[path])
+		}
+		bodies[path] = body
+		p.rebuilt[path] = true
+	}
+	p.bodies = bodies
+	return nil
+}
+
+// cachedBody is the body of a file the agent wrote, and its digest.
+type cachedBody struct {
+	sum  renderplan.Digest
+	body []byte
+}
+
+// cacheBodies keeps, after p was committed, the body of every file p
+// wrote that a patch may apply to (at least agentapi.MinPatchSize bytes),
+// and forgets the bodies of files p changed otherwise or removed. The
+// request's bodies are copied: the handler's buffers are not the agent's
+// to keep.
+func (a *Agent) cacheBodies(p *plannedApply) {
+	for path, c := range a.bodyCache {
+		if p.files[path] != c.sum {
+			delete(a.bodyCache, path)
+		}
+	}
+	for path, body := range p.bodies {
+		if len(body) < agentapi.MinPatchSize || a.bodyCache[path].sum == p.files[path] {
+			continue
+		}
+		if !p.rebuilt[path] {
+			body = bytes.Clone(body)
+		}
+		a.bodyCache[path] = cachedBody{sum: p.files[path], body: body}
+	}
 }
 
 // entries lists the swap: every file whose content on disk differs from

@@ -220,3 +220,109 @@ func BenchmarkReloadPath(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRouteAddAtScale measures a route add on HAProxy 3.4 through
+// agentapi.Client → agentapi.NewHandler → Agent with 3,000 dynamic
+// backends already served (three maps, as the ingress library renders
+// them): a new backend, its server and two map entries at runtime, with
+// haproxy.cfg and two maps sent as bodies. It reports the apply's p50 and
+// p99 as the client sees it (apply_p50_ms), the time to the first HTTP 200
+// on the new host (p50_ms, p99_ms), the agent's stages and the bytes of
+// bodies sent per apply. "bodies" sends the changed files whole,
+// "patches" as patches of the files the agent has, as the dispatcher does
+// for an agent that takes them.
+func BenchmarkRouteAddAtScale(b *testing.B) {
+	for _, patches := range []bool{false, true} {
+		name := "bodies"
+		if patches {
+			name = "patches"
+		}
+		b.Run(name, func(b *testing.B) { benchRouteAddAtScale(b, patches) })
+	}
+}
+
+func benchRouteAddAtScale(b *testing.B, patches bool) {
+	const preload = 3000
+	s := startSite(b, "3.4")
+	echo := haproxytest.StartEcho(b, "pod")
+	a := s.newAgent(b, func(c *agent.Config) { c.Log = nil })
+	srv := serve(b, a, agentapi.Limits{})
+	c := &agentapi.Client{BaseURL: srv.URL, Token: testToken}
+	w := world{paths: true}
+	for i := range preload {
+		w.routes = append(w.routes, routeAt(i, echo))
+	}
+	prev := s.build(b, w)
+	if _, err := c.Apply(context.Background(), fullRequest(prev, 1)); err != nil {
+		b.Fatal(err)
+	}
+	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil}}
+	var took, applied []time.Duration
+	stages := stageTimes{}
+	bodyBytes := 0
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		r := routeAt(preload+i, echo)
+		w.routes = append(w.routes, r)
+		next := s.build(b, w)
+		req, d := diffRequest(b, s, prev, next, uint64(2+i))
+		if d.Verdict != "runtime" {
+			b.Fatalf("verdict %s", d.Verdict)
+		}
+		if patches {
+			withPatches(b, req, prev)
+		}
+		for _, body := range req.Bodies {
+			bodyBytes += len(body)
+		}
+		for _, pt := range req.Patches {
+			bodyBytes += len(pt.Literal)
+		}
+		b.StartTimer()
+		start := time.Now()
+		served := make(chan time.Duration, 1)
+		go func() { served <- pollUntil200(hc, s.url(), r.host, start) }()
+		res, err := c.Apply(context.Background(), req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		applied = append(applied, time.Since(start))
+		stages.add(res)
+		d200 := <-served
+		if d200 < 0 {
+			b.Fatalf("route %s never answered 200", r.host)
+		}
+		took = append(took, d200)
+		prev = next
+	}
+	b.StopTimer()
+	reportPercentiles(b, took)
+	slices.Sort(applied)
+	b.ReportMetric(float64(applied[len(applied)/2])/float64(time.Millisecond), "apply_p50_ms")
+	stages.report(b)
+	b.ReportMetric(float64(bodyBytes)/float64(b.N)/1024, "body_KiB")
+}
+
+// pollUntil200 asks url for host until it answers 200 and returns the
+// time since start, or -1 after 2,000 tries.
+func pollUntil200(hc *http.Client, url, host string, start time.Time) time.Duration {
+	for range 2000 {
+		hr, _ := http.NewRequest(http.MethodGet, url, nil)
+		hr.Host = host
+		resp, err := hc.Do(hr)
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return time.Since(start)
+			}
+		}
+	}
+	return -1
+}
+
+// routeAt is route i of BenchmarkRouteAddAtScale, named as the
+// propagation benchmark names its routes.
+func routeAt(i int, e *haproxytest.Echo) route {
+	return route{fmt.Sprintf("r%04d.bench.example.com", i), fmt.Sprintf("be_bench_r%04d_80", i), []renderplan.Server{server("pod", e)}}
+}

@@ -15,7 +15,8 @@
 // changed bodies under BaseDir/.haptic-txn (same filesystem), hard-link
 // the old files aside and write the journal, then make all of it durable
 // in one pass → swap by renames, haproxy.cfg last → run the ops on one
-// worker socket session (a batch per op), stopping at the first failure → reload through the master socket when the mode
+// worker socket session (a batch per op), stopping at the first failure
+// → reload through the master socket when the mode
 // or verdict asks, or as the fallback after a refused op (the files are
 // already the new set, so the reload makes it live; a fallback reload is
 // not paced) → verify (Success=1, no failed reload counted, a new serving
@@ -28,6 +29,20 @@
 // reload already reached HAProxy, the agent also reloads onto the restored
 // files so the runtime state matches them. The NACK carries the stage and
 // HAProxy's text ([ALERT] lines for a refused reload).
+//
+// What a runtime apply does before its ops is on the path of the change
+// it serves, so it is kept to the change: the tree is hashed through a
+// cache of file stamps (size, modification time, inode) that each commit
+// primes with the files it staged, so only files changed by someone else
+// are read back; bodies the handler already hashed are not hashed again
+// ([agentapi.BodiesChecked]); a file may come as an [agentapi.Patch] of
+// the one on disk, rebuilt from the body the agent kept when it wrote
+// that file (read from disk only when it has none) and checked against
+// the manifest's digest before anything is written; the socket session
+// is dialled in the background while the files are staged; and the one
+// durable pass runs after the ops instead of before the swap (a power
+// loss in between also ends HAProxy's runtime state, and a torn tree
+// fails the drift check).
 //
 // # Crash recovery
 //

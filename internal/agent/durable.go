@@ -67,7 +67,7 @@ func writeJSONAtomic(root *os.Root, name string, v any, pre *syncSet) error {
 		pre = &syncSet{}
 	}
 	tmp := name + ".tmp"
-	if err := pre.writeFile(root, tmp, b); err != nil {
+	if _, err := pre.writeFile(root, tmp, b); err != nil {
 		pre.discard()
 		return fmt.Errorf("write %s: %w", tmp, err)
 	}

@@ -183,6 +183,12 @@ type world struct {
 	extra string
 	// general adds general/<name> files.
 	general map[string]string
+	// paths adds, as the ingress library renders them, maps/paths-prefix.map
+	// ("<host>/ <backend>" per route) and maps/paths-exact.map (one
+	// "<host>/healthz <backend>" per route), read by the frontend into a
+	// variable that routing does not use: a route add then changes
+	// haproxy.cfg and two maps.
+	paths bool
 }
 
 // build renders w for the site: the global section with the site's
@@ -205,11 +211,11 @@ frontend fe_main from base
     bind 127.0.0.1:%d
     use_backend %%[req.hdr(host),host_only,lower,map(maps/hosts.map)]
     default_backend be_default
-%s
+%s%s
 backend be_default from base
     http-request return status 404 content-type text/plain string "no route"
 
-`, s.stats, s.port, w.extra))
+`, s.stats, s.port, pathLines(w), w.extra))
 	if err := b.Profile("web", []string{"mode http", "balance roundrobin", "timeout connect 5s", "timeout server 30s"}); err != nil {
 		t.Fatal(err)
 	}
@@ -223,6 +229,18 @@ backend be_default from base
 	if err := b.Map(hosts); err != nil {
 		t.Fatal(err)
 	}
+	if w.paths {
+		prefix, exact := renderplan.Map{Path: "maps/paths-prefix.map"}, renderplan.Map{Path: "maps/paths-exact.map"}
+		for _, r := range w.routes {
+			prefix.Entries = append(prefix.Entries, renderplan.MapEntry{Key: r.host + "/", Value: r.backend})
+			exact.Entries = append(exact.Entries, renderplan.MapEntry{Key: r.host + "/healthz", Value: r.backend})
+		}
+		for _, m := range []renderplan.Map{prefix, exact} {
+			if err := b.Map(m); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	for name, body := range w.general {
 		if err := b.File("general/"+name, renderplan.FileGeneral, []byte(body), false); err != nil {
 			t.Fatal(err)
@@ -233,6 +251,16 @@ backend be_default from base
 		t.Fatal(err)
 	}
 	return out
+}
+
+// pathLines returns the frontend lines that read the path maps of w.
+func pathLines(w world) string {
+	if !w.paths {
+		return ""
+	}
+	return "    http-request set-var(txn.key) req.hdr(host),host_only,lower\n" +
+		"    http-request set-var(txn.exact) var(txn.key),map_str(maps/paths-exact.map)\n" +
+		"    http-request set-var(txn.prefix) var(txn.key),map_beg(maps/paths-prefix.map)\n"
 }
 
 // fullRequest brings a pod from anything to out: every body, a reload.

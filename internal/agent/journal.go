@@ -61,16 +61,27 @@ func (t *txn) oldPath(i int) string { return t.name("o", i) }
 // tree is never rewritten), and flushing it before the swap costs nothing
 // extra. The staging directories themselves are not synced: the names
 // that matter are the ones the swap renames into the tree.
-func (t *txn) stage(sync *syncSet, bodies map[string][]byte, entries []journalEntry) error {
+//
+// It returns the stamp of each staged file by its tree path, with the
+// digest files gives it (the body was checked against it): the swap's
+// renames keep the inode and the modification time, so once the swap is
+// committed the stamps let the next apply's [hashTreeCached] skip reading
+// back what this one wrote.
+func (t *txn) stage(sync *syncSet, bodies map[string][]byte, entries []journalEntry, files manifest) (map[string]stamp, error) {
+	stamps := make(map[string]stamp, len(entries))
 	for i, e := range entries {
 		if !e.New {
 			continue
 		}
-		if err := sync.writeFile(t.base, t.newPath(i), bodies[e.Path]); err != nil {
-			return fmt.Errorf("stage %s: %w", e.Path, err)
+		f, err := sync.writeFile(t.base, t.newPath(i), bodies[e.Path])
+		if err != nil {
+			return nil, fmt.Errorf("stage %s: %w", e.Path, err)
+		}
+		if st, ok := stampOf(f, files[e.Path]); ok {
+			stamps[e.Path] = st
 		}
 	}
-	return nil
+	return stamps, nil
 }
 
 // backup hard-links each old file the swap replaces or deletes into the
@@ -103,7 +114,7 @@ func writeJournal(sync *syncSet, root *os.Root, j journal) error {
 	if err != nil {
 		return err
 	}
-	if err := sync.writeFile(root, journalFile, b); err != nil {
+	if _, err := sync.writeFile(root, journalFile, b); err != nil {
 		return fmt.Errorf("write journal: %w", err)
 	}
 	sync.dir(root, ".")

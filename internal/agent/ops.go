@@ -11,17 +11,54 @@ import (
 	"github.com/haptic-io/haptic/haproxysock"
 )
 
+// opSession is the stats-socket session an apply's ops run on, dialled
+// ahead of them.
+type opSession struct {
+	sess  *haproxysock.Session
+	ready chan struct{} // closed once the warm-up is over
+}
+
+// warmSession opens the session the ops of an apply will run on and, in
+// the background, dials it and sends its setup with "show version", so
+// that the connection is ready when the files are staged and swapped and
+// the first op pays one round trip, not a dial and the setup too. The
+// caller holds applyMu, so no reload moves the session to another worker
+// before the ops run, and must call close. A warm-up that fails ends the
+// session: the first op then fails with its cause, as it would have
+// failed to dial.
+func (a *Agent) warmSession(ctx context.Context) *opSession {
+	s := &opSession{sess: a.sock.Session(), ready: make(chan struct{})}
+	go func() {
+		defer close(s.ready)
+		_, _ = s.sess.Run(ctx, haproxysock.ShowVersion())
+	}()
+	return s
+}
+
+// close waits for the warm-up and closes the session; closing twice is
+// allowed.
+func (s *opSession) close() {
+	if s == nil {
+		return
+	}
+	<-s.ready
+	_ = s.sess.Close()
+}
+
 // runOps runs the ops in order on the worker socket and stops at the first
 // failure, returning its index and HAProxy's reply; -1 when every op
 // passed. Server and backend deletes that are not removable yet are
-// deferred (see deletes.go). All ops run on one stats-socket session,
-// dialled by the first op that sends a command: a batch per op, one round
-// trip each, instead of a connection and its setup per op. The caller
-// holds applyMu, so no reload moves the session to an old worker; a
-// transport failure ends the session and, being an op failure, the loop.
-func (a *Agent) runOps(ctx context.Context, p *plannedApply, res *agentapi.ApplyResult, log *slog.Logger) (int, string) {
-	sess := a.sock.Session()
-	defer func() { _ = sess.Close() }()
+// deferred (see deletes.go). All ops run on one stats-socket session
+// (see [Agent.warmSession]): a batch per op, one round trip each, instead
+// of a connection and its setup per op. The caller holds applyMu, so no
+// reload moves the session to an old worker; a transport failure ends the
+// session and, being an op failure, the loop.
+func (a *Agent) runOps(ctx context.Context, ws *opSession, p *plannedApply, res *agentapi.ApplyResult, log *slog.Logger) (int, string) {
+	// Closed as soon as the ops are done: a connection left open to a
+	// worker that a fallback reload retires would keep it alive.
+	defer ws.close()
+	<-ws.ready
+	sess := ws.sess
 	env := CommandEnv{
 		Deletes: DeleteAtOnce,
 		ReadFile: func(path string) ([]byte, error) {

@@ -32,23 +32,24 @@ type dirKey struct {
 // writeFile writes b to p under root (creating parent directories) and
 // keeps the file open for flush. Its directory is not added: a caller
 // whose file name must survive a crash adds it (see [syncSet.dir]). The
-// file is created with [fileMode].
-func (s *syncSet) writeFile(root *os.Root, p string, b []byte) error {
+// file is created with [fileMode]. It returns the open file, which the
+// set owns (the caller may Stat it, never close it).
+func (s *syncSet) writeFile(root *os.Root, p string, b []byte) (*os.File, error) {
 	if dir := path.Dir(p); dir != "." {
 		if err := root.MkdirAll(dir, 0o755); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	f, err := root.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, fileMode(p))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := f.Write(b); err != nil {
 		_ = f.Close()
-		return err
+		return nil, err
 	}
 	s.files = append(s.files, f)
-	return nil
+	return f, nil
 }
 
 // mkdirAll creates dir under root and adds it and its ancestors up to

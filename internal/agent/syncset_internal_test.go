@@ -19,10 +19,10 @@ func TestSyncSetWritesFilesAndListsNewDirectoriesWithTheirParents(t *testing.T) 
 	if err := s.mkdirAll(root, "a/b"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.writeFile(root, "a/b/f", []byte("one")); err != nil {
+	if _, err := s.writeFile(root, "a/b/f", []byte("one")); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.writeFile(root, "certs/k.pem", []byte("key")); err != nil {
+	if _, err := s.writeFile(root, "certs/k.pem", []byte("key")); err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]bool{}

@@ -150,6 +150,20 @@ func hashTreeCached(root *os.Root, cache map[string]stamp) (manifest, error) {
 	return m, nil
 }
 
+// stampOf returns the stamp of the open file f with digest sum; false
+// when f cannot be stat'ed or has no inode number.
+func stampOf(f *os.File, sum renderplan.Digest) (stamp, bool) {
+	fi, err := f.Stat()
+	if err != nil {
+		return stamp{}, false
+	}
+	st := stamp{size: fi.Size(), mtime: fi.ModTime().UnixNano(), sum: sum}
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+		st.ino = sys.Ino
+	}
+	return st, st.ino != 0
+}
+
 func hashOne(root *os.Root, p string, m manifest, cache map[string]stamp, seen map[string]bool) error {
 	fi, err := root.Lstat(p)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -1,11 +1,15 @@
 package agent
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/haptic-io/haptic/renderplan"
 )
 
 func TestCheckPathAcceptsOnlyTheManagedTree(t *testing.T) {
@@ -91,4 +95,73 @@ func FuzzCheckPath(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestStagedStampsLetTheNextHashSkipTheSwappedFiles checks what the
+// apply relies on when it primes the tree cache with the stamps stage
+// returns: the swap's renames keep each staged file's size, modification
+// time and inode, so the cached digests are used and agree with hashing
+// the tree afresh.
+func TestStagedStampsLetTheNextHashSkipTheSwappedFiles(t *testing.T) {
+	dir := t.TempDir()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	if err := os.WriteFile(filepath.Join(dir, "haproxy.cfg"), []byte("global\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bodies := map[string][]byte{"haproxy.cfg": []byte("global\n    maxconn 10\n"), "maps/hosts.map": []byte("a.example.com be_a\n")}
+	files := manifest{}
+	for p, b := range bodies {
+		files[p] = renderplan.DigestOf(b)
+	}
+	entries := swapOrder([]journalEntry{{Path: "haproxy.cfg", Old: true, New: true}, {Path: "maps/hosts.map", New: true}})
+	tx := &txn{id: "t1", base: root}
+	var staged, dirs syncSet
+	stamps, err := tx.stage(&staged, bodies, entries, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.backup(&staged, entries); err != nil {
+		t.Fatal(err)
+	}
+	if err := staged.flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.swap(&dirs, entries, func(string) {}); err != nil {
+		t.Fatal(err)
+	}
+	if len(stamps) != len(bodies) {
+		t.Fatalf("stage returned %d stamps, want %d", len(stamps), len(bodies))
+	}
+	for p, st := range stamps {
+		fi, err := root.Lstat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := stamp{size: fi.Size(), mtime: fi.ModTime().UnixNano(), ino: fi.Sys().(*syscall.Stat_t).Ino, sum: files[p]}
+		if got != st {
+			t.Errorf("%s: stamp after the swap %+v, staged %+v", p, got, st)
+		}
+	}
+	cache := map[string]stamp{}
+	for p, st := range stamps {
+		cache[p] = st
+	}
+	cached, err := hashTreeCached(root, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := hashTree(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(fresh, cached); diff != "" {
+		t.Errorf("cached hash (-fresh +cached):\n%s", diff)
+	}
+	if diff := cmp.Diff(files, fresh); diff != "" {
+		t.Errorf("tree after the swap (-want +got):\n%s", diff)
+	}
 }

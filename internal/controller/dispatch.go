@@ -75,10 +75,20 @@ type dispatcher struct {
 
 	mu      sync.Mutex
 	applied map[string]string // guarded by mu; pod → plan ID it runs, as last seen
+	// sent is, per pod, the output of the last plan it committed from
+	// this dispatcher (guarded by mu): its files are the bases of the
+	// next apply's patches.
+	sent map[string]sentOutput
+}
+
+// sentOutput is an output and its plan ID.
+type sentOutput struct {
+	id  string
+	out *renderplan.Output
 }
 
 func newDispatcher(fence uint64, maxOps int, log *slog.Logger, m *metrics) *dispatcher {
-	return &dispatcher{fence: fence, maxOps: maxOps, plans: newPlanMemory(0), log: log, m: m, applied: map[string]string{}}
+	return &dispatcher{fence: fence, maxOps: maxOps, plans: newPlanMemory(0), log: log, m: m, applied: map[string]string{}, sent: map[string]sentOutput{}}
 }
 
 // prefetched is a target's state read ahead of the render.
@@ -181,6 +191,60 @@ func (d *dispatcher) setApplied(pod, planID string) {
 	d.plans.runs(old, planID)
 }
 
+// setSent records that pod committed out, whose plan ID is id.
+func (d *dispatcher) setSent(pod, id string, out *renderplan.Output) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.sent[pod] = sentOutput{id: id, out: out}
+}
+
+// payload returns what pod, in state st, needs of out's files: the bodies
+// of the changed files, except those sent as patches. A changed file is
+// patched when the agent takes patches, its file on disk is the one the
+// last output this dispatcher committed to the pod has (the pod still
+// runs that plan and the digests agree) and the patch pays
+// ([agentapi.MakePatch]).
+func (d *dispatcher) payload(pod string, st *agentapi.State, out *renderplan.Output) (map[string][]byte, map[string]agentapi.Patch) {
+	if !st.BodyPatches {
+		return bodies(out, st.Files), nil
+	}
+	d.mu.Lock()
+	prev, ok := d.sent[pod]
+	d.mu.Unlock()
+	if !ok || prev.id != st.AppliedPlanID || st.AppliedPlanID == "" {
+		return bodies(out, st.Files), nil
+	}
+	return patches(out, st.Files, prev.out)
+}
+
+// patches is bodies with the changed files that prev (the output the pod
+// runs) has with the digest on disk sent as patches where they pay.
+func patches(out *renderplan.Output, onDisk map[string]renderplan.Digest, prev *renderplan.Output) (map[string][]byte, map[string]agentapi.Patch) {
+	b := bodies(out, onDisk)
+	prevDigest := make(map[string]renderplan.Digest, len(prev.Plan.Files))
+	for _, f := range prev.Plan.Files {
+		prevDigest[f.Path] = f.Digest
+	}
+	var p map[string]agentapi.Patch
+	for _, f := range prev.Files {
+		body, changed := b[f.Path]
+		have, exists := onDisk[f.Path]
+		if !changed || !exists || have != prevDigest[f.Path] {
+			continue
+		}
+		pt, ok := agentapi.MakePatch(have, f.Body, body)
+		if !ok {
+			continue
+		}
+		if p == nil {
+			p = make(map[string]agentapi.Patch)
+		}
+		p[f.Path] = pt
+		delete(b, f.Path)
+	}
+	return b, p
+}
+
 // record updates the metrics with one result.
 func (d *dispatcher) record(r PodResult) {
 	if r.Skipped {
@@ -256,10 +320,19 @@ func (d *dispatcher) deploy(ctx context.Context, t Target, out *renderplan.Outpu
 			Verdict:        dec.Verdict,
 			Files:          dec.Files,
 			Ops:            dec.Ops,
-			Bodies:         bodies(out, st.Files),
 		}
+		req.Bodies, req.Patches = d.payload(t.Name, st, out)
 		res, err := d.apply(ctx, t, req, &r)
 		var nack *agentapi.NackError
+		if len(req.Patches) > 0 && errors.As(err, &nack) && !nack.Unsupported &&
+			(nack.Stage == agentapi.StageDecode || nack.Stage == agentapi.StageFiles) {
+			// The pod could not rebuild a file from its patch (its file
+			// is not the base this dispatcher remembers): send the bodies.
+			d.log.Info("agent refused the patched apply: sending the bodies", "pod", t.Name, "plan_id", id, "message", nack.Message)
+			full := *req
+			full.Bodies, full.Patches = bodies(out, st.Files), nil
+			res, err = d.apply(ctx, t, &full, &r)
+		}
 		switch {
 		case errors.Is(err, agentapi.ErrUnsupported):
 			// Version skew degrades to the full state and a reload.
@@ -283,6 +356,7 @@ func (d *dispatcher) deploy(ctx context.Context, t Target, out *renderplan.Outpu
 		r.Result, r.Err = res, err
 		if err == nil {
 			d.setApplied(t.Name, id)
+			d.setSent(t.Name, id, out)
 		} else if res != nil && res.Rollback.Performed && res.Rollback.OK {
 			d.setApplied(t.Name, st.AppliedPlanID)
 		} else {
