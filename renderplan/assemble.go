@@ -52,7 +52,16 @@ const ShapeReasonBody = "has body lines"
 // path) and the result passes [Plan.Validate]; otherwise NewPlan returns
 // every problem found, aggregated with go-multierror, and no output.
 func NewPlan(pieces []Piece, profiles []Profile, backends []Backend, maps []Map, files []FileContent) (*Output, error) {
-	a := assembler{p: &Plan{Schema: Schema}, bePrev: -1}
+	return build(nil, pieces, profiles, backends, maps, files)
+}
+
+// build is NewPlan, reusing what cache holds when it is not nil.
+func build(cache *PlanCache, pieces []Piece, profiles []Profile, backends []Backend, maps []Map, files []FileContent) (*Output, error) {
+	a := assembler{p: &Plan{Schema: Schema}, bePrev: -1, cache: cache, buf: &buffers{}}
+	if cache != nil {
+		a.buf = &cache.buf
+		defer a.buf.release()
+	}
 	a.addProfiles(profiles)
 	a.addBackends(backends)
 	cfg := a.config(pieces)
@@ -66,17 +75,29 @@ func NewPlan(pieces []Piece, profiles []Profile, backends []Backend, maps []Map,
 	sortFunc(p.Profiles, func(a, b Profile) int { return cmp.Compare(a.Name, b.Name) })
 	// p.Backends is in name order already (addBackends).
 	sortFunc(p.Maps, func(a, b Map) int { return cmp.Compare(a.Path, b.Path) })
-	normalize(p)
+	normalizeTop(p) // addBackends normalized each backend
 	out.Plan = p
 
 	// The backend sections and map files were rendered from the backends
 	// and maps above, so the validator need not render them again, and it
 	// is told which backend each section holds.
-	v := validator{sectionsRendered: true, sectionBackends: a.sectionBackends, mapsRendered: !a.mapsDup}
+	v := validator{sectionsRendered: true, sectionBackends: a.sectionBackends, mapsRendered: !a.mapsDup,
+		backendEntries: a.beEntries, buffers: a.buf}
+	if cache != nil {
+		v.mapEntries = cache.maps.m
+	}
 	v.plan(p)
+	a.buf.guids = v.guids[:0]
 	a.errs = append(a.errs, v.problems()...)
 	if len(a.errs) > 0 {
 		return nil, &multierror.Error{Errors: a.errs}
+	}
+	if cache != nil {
+		// The ID, from the encodings of unchanged backends and maps: a
+		// caller asks for it anyway, and this costs much less than
+		// encoding the plan whole.
+		id := p.id(cachedParts{gen: cache.gen, backends: a.beEntries, sectionBackends: a.sectionBackends, maps: cache.maps.m, buf: &a.buf.enc})
+		out.id.Store(&id)
 	}
 	return out, nil
 }
@@ -103,6 +124,12 @@ type assembler struct {
 	// mapsDup says two maps have one path: then a map's file may be
 	// another map's, and the validator must compare them.
 	mapsDup bool
+	// cache, if not nil, holds what earlier builds derived; beEntries
+	// holds, per position, the entry of the backend there.
+	cache     *PlanCache
+	beEntries []*backendEntry
+	// buf holds the working slices: a cache's, or new ones.
+	buf *buffers
 }
 
 func (a *assembler) fail(format string, args ...any) {
@@ -130,15 +157,15 @@ func (a *assembler) addProfiles(profiles []Profile) {
 // the one pieces refer to; the others are reported as declared twice, in
 // the caller's order.
 func (a *assembler) addBackends(backends []Backend) {
-	names := make([]string, len(backends))
+	names := scratch(&a.buf.names, len(backends))
 	for i := range backends {
 		names[i] = backends[i].Name
 	}
-	order := sortedOrder(len(names), func(i, j int) int { return strings.Compare(names[i], names[j]) })
+	order := sortedOrderInto(scratch(&a.buf.order, len(names)), func(i, j int) int { return strings.Compare(names[i], names[j]) })
 	a.p.Backends = make([]Backend, len(backends))
 	a.beOrder = order
-	a.bePos = make([]int, len(backends))
-	a.beFirst = make([]int, len(backends))
+	a.bePos = scratch(&a.buf.bePos, len(backends))
+	a.beFirst = scratch(&a.buf.beFirst, len(backends))
 	var dups []int // input indices
 	for run := 0; run < len(order); {
 		end, first := run+1, run
@@ -161,23 +188,79 @@ func (a *assembler) addBackends(backends []Backend) {
 		a.fail("backend %s: declared twice", backends[i].Name)
 	}
 
-	cp := newBackendCopier(backends)
 	for k, i := range order {
 		a.bePos[i] = k
+	}
+	if a.cache != nil {
+		a.addCachedBackends(backends)
+		return
+	}
+	cp := newBackendCopier(backends)
+	for k, i := range order {
+		a.deriveBackend(&a.p.Backends[k], &backends[i], &cp)
+	}
+}
+
+// deriveBackend sets *be to NewPlan's copy of the caller's *src: mode
+// from the profile, shape, servers sorted, empty slices nil.
+func (a *assembler) deriveBackend(be, src *Backend, cp *backendCopier) {
+	cp.copy(be, src)
+	be.Mode = a.backendMode(be)
+	sortServers(be.Servers)
+	switch {
+	case len(be.Body) > 0:
+		be.Shape, be.ShapeReason = ShapeStructural, ShapeReasonBody
+	case be.Shape == ShapeStructural && be.ShapeReason != "":
+		// Forced structural by the caller.
+	default:
+		be.Shape, be.ShapeReason = ShapeDynamic, ""
+	}
+	normalizeBackend(be)
+}
+
+// backendMode returns be's mode: its own, or its profile's if it has
+// none.
+func (a *assembler) backendMode(be *Backend) string {
+	if be.Mode == "" {
+		if j, ok := a.profIdx[be.Profile]; ok {
+			return a.p.Profiles[j].Mode
+		}
+	}
+	return be.Mode
+}
+
+// addCachedBackends is the end of addBackends with a cache: backends the
+// cache derived before are taken from it, the others derived and put in
+// it.
+func (a *assembler) addCachedBackends(backends []Backend) {
+	t := &a.cache.backends
+	a.beEntries = scratch(&a.buf.entries, len(backends))
+	var size backendCopySize
+	misses := 0
+	for k, i := range a.beOrder {
+		src := &backends[i]
+		if e, ok := t.get(src.Name); ok && e.matches(src, a.backendMode(src)) {
+			t.use(e)
+			a.beEntries[k] = e
+			a.p.Backends[k] = e.be
+			continue
+		}
+		size.add(src)
+		misses++
+	}
+	if misses == 0 {
+		return
+	}
+	cp := size.copier()
+	for k, i := range a.beOrder {
+		if a.beEntries[k] != nil {
+			continue
+		}
 		be := &a.p.Backends[k]
-		cp.copy(be, &backends[i])
-		if j, ok := a.profIdx[be.Profile]; ok && be.Mode == "" {
-			be.Mode = a.p.Profiles[j].Mode
-		}
-		sortServers(be.Servers)
-		switch {
-		case len(be.Body) > 0:
-			be.Shape, be.ShapeReason = ShapeStructural, ShapeReasonBody
-		case be.Shape == ShapeStructural && be.ShapeReason != "":
-			// Forced structural by the caller.
-		default:
-			be.Shape, be.ShapeReason = ShapeDynamic, ""
-		}
+		a.deriveBackend(be, &backends[i], &cp)
+		e := &backendEntry{in: backends[i], be: *be, born: a.cache.gen}
+		a.beEntries[k] = e
+		t.put(be.Name, e)
 	}
 }
 
@@ -230,13 +313,17 @@ func (a *assembler) config(pieces []Piece) []byte {
 		size += len(pc.Text)
 	}
 	for i := range p.Backends {
-		size += backendTextSize(&p.Backends[i])
+		if e := a.entry(i); e != nil && e.text != "" {
+			size += len(e.text)
+		} else {
+			size += backendTextSize(&p.Backends[i])
+		}
 	}
 	cfg := make([]byte, 0, size)
 	p.Sections = make([]Section, 0, len(pieces))
-	a.sectionBackends = make([]int, 0, len(pieces))
+	a.sectionBackends = scratch(&a.buf.sectionBackends, len(pieces))[:0]
 	profSeen := make([]bool, len(p.Profiles))
-	beSeen := make([]bool, len(p.Backends))
+	beSeen := scratch(&a.buf.beSeen, len(p.Backends))
 	for _, pc := range pieces {
 		start := len(cfg)
 		backend := -1 // position of the piece's backend
@@ -275,7 +362,14 @@ func (a *assembler) config(pieces []Piece) []byte {
 			}
 			beSeen[j] = true
 			backend = j
-			cfg = appendBackendText(cfg, &p.Backends[j])
+			if e := a.entry(j); e != nil && e.text != "" {
+				cfg = append(cfg, e.text...)
+			} else {
+				cfg = appendBackendText(cfg, &p.Backends[j])
+				if e != nil {
+					e.text = string(cfg[start:])
+				}
+			}
 			if pc.Text != "" && pc.Text != string(cfg[start:]) {
 				a.fail("backend %s: piece text is not BackendText of the backend", pc.Name)
 			}
@@ -307,14 +401,53 @@ func (a *assembler) config(pieces []Piece) []byte {
 			a.fail("backend %s: no piece places it in %s", p.Backends[j].Name, ConfigPath)
 		}
 	}
-	sums := make([]uint64, len(p.Sections))
-	for i, s := range p.Sections {
-		sums[i] = xxhash.Sum64(cfg[s.Offset : s.Offset+s.Length])
-	}
-	for i, d := range digestsOf(sums) {
-		p.Sections[i].Digest = d
-	}
+	a.sectionDigests(cfg)
 	return cfg
+}
+
+// sectionDigests sets the digests of the sections of cfg, taking those of
+// backends from the cache when it has them, and putting them there when
+// not.
+func (a *assembler) sectionDigests(cfg []byte) {
+	p := a.p
+	sums := scratch(&a.buf.sums, len(p.Sections))[:0]
+	for i := range p.Sections {
+		s := &p.Sections[i]
+		if e := a.sectionEntry(i); e != nil && e.digest != "" {
+			s.Digest = e.digest
+			continue
+		}
+		sums = append(sums, xxhash.Sum64(cfg[s.Offset:s.Offset+s.Length]))
+	}
+	digests := digestsOf(sums)
+	for i := range p.Sections {
+		s := &p.Sections[i]
+		if s.Digest != "" {
+			continue
+		}
+		s.Digest, digests = digests[0], digests[1:]
+		if e := a.sectionEntry(i); e != nil {
+			e.digest = s.Digest
+		}
+	}
+}
+
+// entry returns the cache entry of the backend at position k, nil if
+// there is no cache.
+func (a *assembler) entry(k int) *backendEntry {
+	if a.beEntries == nil {
+		return nil
+	}
+	return a.beEntries[k]
+}
+
+// sectionEntry returns the cache entry of the backend of section i, nil
+// if it holds no backend or there is no cache.
+func (a *assembler) sectionEntry(i int) *backendEntry {
+	if k := a.sectionBackends[i]; k >= 0 {
+		return a.entry(k)
+	}
+	return nil
 }
 
 // files records haproxy.cfg, generates the map files and takes the
@@ -324,13 +457,37 @@ func (a *assembler) files(cfg []byte, maps []Map, files []FileContent) *Output {
 	out := &Output{Files: make([]FileContent, 0, 1+len(maps)+len(files))}
 	out.Files = append(out.Files, FileContent{Path: ConfigPath, Kind: FileConfig, Body: cfg})
 	p.Files = append(p.Files, File{Path: ConfigPath, Kind: FileConfig, ReloadOnChange: true})
+	// digests holds the digests of out.Files known already, "" for those
+	// to compute.
+	digests := make([]Digest, 1, cap(out.Files))
 	mapBody := make(map[string][]byte, len(maps))
 	p.Maps = make([]Map, len(maps))
 	for i, m := range maps {
-		if m.Ordered {
-			m.Entries = slices.Clone(m.Entries)
-		} else {
-			m.Entries = sortedEntries(m.Entries)
+		var e *mapEntry
+		if a.cache != nil {
+			if c, ok := a.cache.maps.get(m.Path); ok && c.ordered == m.Ordered && sameSlice(c.in, m.Entries) {
+				e = c
+			}
+		}
+		in := m.Entries
+		switch {
+		case e != nil:
+			m.Entries = e.entries
+		case a.cache != nil && (m.Ordered || sortedPrefix(m.Entries, compareEntries) == len(m.Entries)):
+			// The caller does not modify what it passed (PlanCache), so
+			// entries that need no sorting need no copy either.
+			if len(m.Entries) == 0 {
+				m.Entries = nil
+			}
+		default:
+			if m.Ordered {
+				m.Entries = slices.Clone(m.Entries)
+			} else {
+				m.Entries = sortedEntries(m.Entries)
+			}
+			if len(m.Entries) == 0 {
+				m.Entries = nil
+			}
 		}
 		p.Maps[i] = m
 		if _, dup := mapBody[m.Path]; dup {
@@ -338,10 +495,27 @@ func (a *assembler) files(cfg []byte, maps []Map, files []FileContent) *Output {
 			a.mapsDup = true
 			continue
 		}
-		body := MapText(m)
+		var body []byte
+		var digest Digest
+		switch {
+		case e != nil:
+			a.cache.maps.use(e)
+			body, digest = e.body, e.digest
+		case a.cache != nil:
+			body = MapText(m)
+			digest = DigestOf(body)
+			made := &mapEntry{ordered: m.Ordered, in: in, entries: m.Entries, body: body, digest: digest, born: a.cache.gen}
+			if old, ok := a.cache.maps.get(m.Path); ok && !m.Ordered && !old.ordered && old.checked && old.valid {
+				made.prevValid = old.entries
+			}
+			a.cache.maps.put(m.Path, made)
+		default:
+			body = MapText(m)
+		}
 		mapBody[m.Path] = body
 		out.Files = append(out.Files, FileContent{Path: m.Path, Kind: FileMap, Body: body})
 		p.Files = append(p.Files, File{Path: m.Path, Kind: FileMap})
+		digests = append(digests, digest)
 	}
 	for _, f := range files {
 		switch {
@@ -361,9 +535,13 @@ func (a *assembler) files(cfg []byte, maps []Map, files []FileContent) *Output {
 		f.Body = slices.Clone(f.Body)
 		out.Files = append(out.Files, f)
 		p.Files = append(p.Files, File{Path: f.Path, Kind: f.Kind, ReloadOnChange: reload})
+		digests = append(digests, "")
 	}
 	for i := range out.Files {
-		p.Files[i].Digest = DigestOf(out.Files[i].Body)
+		if digests[i] == "" {
+			digests[i] = DigestOf(out.Files[i].Body)
+		}
+		p.Files[i].Digest = digests[i]
 		p.Files[i].Size = len(out.Files[i].Body)
 	}
 	return out

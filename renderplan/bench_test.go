@@ -221,3 +221,95 @@ func BenchmarkNewPlan5000Appended(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRouteAdd measures a build after one route was added to n
+// (3,000 or 5,000 backends, three maps of n entries each): one new
+// backend and one new entry in each map, every other backend and its
+// slices unchanged, as a render after a route add hands them over.
+// NewPlan builds from scratch; PlanCache reuses the previous build. Each
+// build's plan ID is taken too, as the controller does (a PlanCache
+// computes it in the build).
+// Every 100 builds the inputs go back to n routes (untimed, the cache
+// rebuilt), so the size stays near n.
+func BenchmarkRouteAdd(b *testing.B) {
+	for _, n := range []int{3000, 5000} {
+		for _, cached := range []bool{false, true} {
+			name := fmt.Sprintf("backends=%d/NewPlan", n)
+			if cached {
+				name = fmt.Sprintf("backends=%d/PlanCache", n)
+			}
+			b.Run(name, func(b *testing.B) { benchRouteAdd(b, n, cached) })
+		}
+	}
+}
+
+func benchRouteAdd(b *testing.B, n int, cached bool) {
+	// Backends and their pieces in name order, map entries sorted: as
+	// the template assembler hands over what it rendered before.
+	pieces0, profiles, backends0, maps0 := threeMapInputs(n, true)
+	slices.SortFunc(backends0, func(x, y renderplan.Backend) int { return strings.Compare(x.Name, y.Name) })
+	for i, be := range backends0 {
+		pieces0[2+i] = renderplan.Piece{Kind: renderplan.SectionBackend, Name: be.Name}
+	}
+	var c renderplan.PlanCache
+	build := renderplan.NewPlan
+	if cached {
+		build = c.NewPlan
+	}
+	var pieces []renderplan.Piece
+	var backends []renderplan.Backend
+	var maps []renderplan.Map
+	added := 0
+	reset := func() {
+		pieces, backends, maps, added = pieces0, backends0, maps0, 0
+		if cached {
+			c = renderplan.PlanCache{}
+			if _, err := build(pieces, profiles, backends, maps, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	reset()
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		if added == 100 {
+			reset()
+		}
+		pieces, backends, maps = addRoute(pieces, backends, maps, added)
+		added++
+		b.StartTimer()
+		out, err := build(pieces, profiles, backends, maps, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = out.ID()
+	}
+}
+
+// addRoute returns the inputs with route i added: a backend with two
+// servers (and its piece, before the closing core piece) and one entry
+// per map, in new slices; everything else is shared with the old inputs.
+// The backend sorts after the others, as in the template assembler,
+// which passes the backends of earlier renders first, by name.
+func addRoute(pieces []renderplan.Piece, backends []renderplan.Backend, maps []renderplan.Map, i int) ([]renderplan.Piece, []renderplan.Backend, []renderplan.Map) {
+	name := fmt.Sprintf("be_route_%05d", i)
+	be := renderplan.Backend{
+		Name: name, GUID: "haptic-" + name, Profile: backends[0].Profile,
+		Servers: []renderplan.Server{
+			{Name: "route-a", Address: "10.200.0.1", Port: 8080, Weight: 1},
+			{Name: "route-b", Address: "10.200.0.2", Port: 8080, Weight: 1, Check: true},
+		},
+	}
+	backends = append(slices.Clip(backends), be)
+	last := len(pieces) - 1
+	pieces = append(append(slices.Clone(pieces[:last]), renderplan.Piece{Kind: renderplan.SectionBackend, Name: name}), pieces[last])
+	maps = slices.Clone(maps)
+	for k := range maps {
+		// In key order, in a new slice, as a renderEach fold hands them.
+		e := renderplan.MapEntry{Key: fmt.Sprintf("svc%04d.ns%02d.example.com/%d-route", i, i%97, k), Value: name}
+		at, _ := slices.BinarySearchFunc(maps[k].Entries, e.Key, func(x renderplan.MapEntry, key string) int { return strings.Compare(x.Key, key) })
+		maps[k].Entries = slices.Insert(slices.Clone(maps[k].Entries), at, e)
+	}
+	return pieces, backends, maps
+}

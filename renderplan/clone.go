@@ -48,15 +48,28 @@ type backendCopier struct {
 
 // newBackendCopier returns a copier with room for the slices of bs.
 func newBackendCopier(bs []Backend) backendCopier {
-	nServers, nStrs := 0, 0
+	var n backendCopySize
 	for i := range bs {
-		nServers += len(bs[i].Servers)
-		nStrs += len(bs[i].Body)
-		for j := range bs[i].Servers {
-			nStrs += len(bs[i].Servers[j].Keywords)
-		}
+		n.add(&bs[i])
 	}
-	return backendCopier{servers: make([]Server, nServers), strs: make([]string, nStrs)}
+	return n.copier()
+}
+
+// backendCopySize counts the servers and strings of the backends a
+// copier is made for.
+type backendCopySize struct{ servers, strs int }
+
+func (n *backendCopySize) add(be *Backend) {
+	n.servers += len(be.Servers)
+	n.strs += len(be.Body)
+	for j := range be.Servers {
+		n.strs += len(be.Servers[j].Keywords)
+	}
+}
+
+// copier returns a copier with room for the backends counted.
+func (n backendCopySize) copier() backendCopier {
+	return backendCopier{servers: make([]Server, n.servers), strs: make([]string, n.strs)}
 }
 
 // copy sets *dst to a deep copy of *src, one of the backends the copier

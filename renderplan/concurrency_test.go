@@ -3,6 +3,8 @@ package renderplan_test
 import (
 	"sync"
 	"testing"
+
+	"github.com/haptic-io/haptic/renderplan"
 )
 
 // A built plan is read-only and safe for concurrent reads: run under
@@ -36,4 +38,30 @@ func TestPlanIsSafeForConcurrentReads(t *testing.T) {
 	for e := range errs {
 		t.Error(e)
 	}
+}
+
+// Outputs of one PlanCache share memory, yet building the next output
+// writes nothing an earlier one holds: run under -race, readers of each
+// output run while the cache builds the next.
+func TestPlanCacheBuildsWhileEarlierOutputsAreRead(t *testing.T) {
+	pieces, profiles, backends, maps := threeMapInputs(50, true)
+	var c renderplan.PlanCache
+	var wg sync.WaitGroup
+	for i := range 20 {
+		out, err := c.NewPlan(pieces, profiles, backends, maps, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			if _, err := out.Plan.Encode(); err != nil {
+				t.Error(err)
+			}
+			for _, f := range out.Files {
+				_ = renderplan.DigestOf(f.Body)
+			}
+			_ = out.Plan.Validate()
+		})
+		pieces, backends, maps = addRoute(pieces, backends, maps, i)
+	}
+	wg.Wait()
 }

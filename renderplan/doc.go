@@ -14,7 +14,9 @@
 // # Building plans
 //
 // [NewPlan] assembles an [Output] (files and plan) from rendered [Piece]s;
-// the template assembler uses it. [Builder] is the small API for building
+// the template assembler uses it, through a [PlanCache], which builds the
+// same output reusing what it derived from the backends and maps of its
+// previous build that come back unchanged. [Builder] is the small API for building
 // an Output by hand in Go, without templates. [BackendText], [ProfileText]
 // and [MapText] are the one renderer of their sections and files, and
 // [ProfileName] names the profile shared by backends of one shape.
@@ -34,6 +36,7 @@
 // A Plan or Output is a whole snapshot: once built, nobody modifies it, and
 // any number of goroutines may read it concurrently. The lookups
 // ([Plan.Backend], [Plan.Map], [Plan.File]) return pointers into the plan
-// for reading only; to derive a changed plan, [Plan.Clone] it first. A
-// [Builder] is for one goroutine.
+// for reading only; to derive a changed plan, [Plan.Clone] it first.
+// Outputs built by one PlanCache share the memory of unchanged backends
+// and maps. A [Builder] or a PlanCache is for one goroutine at a time.
 package renderplan

@@ -33,7 +33,12 @@ func (p *Plan) ID() string {
 	if p == nil {
 		return ""
 	}
-	e := encoder{buf: make([]byte, 0, hashChunk+4<<10), hash: xxhash.New()}
+	return p.id(nil)
+}
+
+// id is ID, taking the encodings parts knows (parts may be nil).
+func (p *Plan) id(parts encodedParts) string {
+	e := encoder{buf: make([]byte, 0, hashChunk+4<<10), hash: xxhash.New(), parts: parts}
 	e.plan(p)
 	_, _ = e.hash.Write(e.buf)
 	return string(digestSum(e.hash.Sum64()))
@@ -80,6 +85,14 @@ func Decode(b []byte) (*Plan, error) {
 
 // normalize turns empty slices into nil throughout p.
 func normalize(p *Plan) {
+	normalizeTop(p)
+	for i := range p.Backends {
+		normalizeBackend(&p.Backends[i])
+	}
+}
+
+// normalizeTop is normalize but for the backends' own slices.
+func normalizeTop(p *Plan) {
 	if len(p.Sections) == 0 {
 		p.Sections = nil
 	}
@@ -95,23 +108,26 @@ func normalize(p *Plan) {
 	if len(p.Files) == 0 {
 		p.Files = nil
 	}
-	for i := range p.Backends {
-		be := &p.Backends[i]
-		if len(be.Body) == 0 {
-			be.Body = nil
-		}
-		if len(be.Servers) == 0 {
-			be.Servers = nil
-		}
-		for j := range be.Servers {
-			if len(be.Servers[j].Keywords) == 0 {
-				be.Servers[j].Keywords = nil
-			}
-		}
-	}
 	for i := range p.Maps {
 		if len(p.Maps[i].Entries) == 0 {
 			p.Maps[i].Entries = nil
+		}
+	}
+}
+
+// normalizeBackend turns be's empty slices into nil. It writes only
+// empty slices that are not nil yet, so it never writes to a backend that
+// is normalized already (a [PlanCache] shares those between plans).
+func normalizeBackend(be *Backend) {
+	if len(be.Body) == 0 && be.Body != nil {
+		be.Body = nil
+	}
+	if len(be.Servers) == 0 && be.Servers != nil {
+		be.Servers = nil
+	}
+	for j := range be.Servers {
+		if s := &be.Servers[j]; len(s.Keywords) == 0 && s.Keywords != nil {
+			s.Keywords = nil
 		}
 	}
 }
@@ -145,6 +161,30 @@ const hashChunk = 32 << 10
 type encoder struct {
 	buf  []byte
 	hash *xxhash.Digest
+	// parts, if set, has the encodings of some backends and maps already.
+	parts encodedParts
+}
+
+// encodedParts gives the encodings of a plan's backends and maps that are
+// known already: what encoder.backend and encoder.mapJSON would write for
+// backend or map i of the plan, nil if it does not know.
+type encodedParts interface {
+	backend(i int) []byte
+	mapJSON(i int, m *Map) []byte
+	// section returns the encoding of section i of the plan but for its
+	// offset: what comes before the offset's digits and what after.
+	section(i int, s *Section) (head, tail []byte)
+}
+
+// part writes an encoding given by parts.
+func (e *encoder) part(b []byte) {
+	if e.hash != nil && len(b) >= hashChunk {
+		_, _ = e.hash.Write(e.buf)
+		_, _ = e.hash.Write(b)
+		e.buf = e.buf[:0]
+		return
+	}
+	e.buf = append(e.buf, b...)
 }
 
 // item ends one element of a list: a chance to hand buffered bytes to
@@ -174,19 +214,18 @@ func (e *encoder) plan(p *Plan) {
 	for i := range p.Sections {
 		e.sep(i)
 		s := &p.Sections[i]
-		e.raw(`{"kind":`)
-		e.str(string(s.Kind))
-		if s.Name != "" {
-			e.raw(`,"name":`)
-			e.str(s.Name)
+		if e.parts != nil {
+			if head, tail := e.parts.section(i, s); head != nil {
+				e.buf = append(e.buf, head...)
+				e.num(s.Offset)
+				e.buf = append(e.buf, tail...)
+				e.item()
+				continue
+			}
 		}
-		e.raw(`,"offset":`)
+		e.sectionHead(s)
 		e.num(s.Offset)
-		e.raw(`,"length":`)
-		e.num(s.Length)
-		e.raw(`,"digest":`)
-		e.str(string(s.Digest))
-		e.raw(`}`)
+		e.sectionTail(s)
 		e.item()
 	}
 	e.raw(`]`)
@@ -209,7 +248,11 @@ func (e *encoder) plan(p *Plan) {
 		e.raw(`,"backends":[`)
 		for i := range p.Backends {
 			e.sep(i)
-			e.backend(&p.Backends[i])
+			if b := e.knownBackend(i); b != nil {
+				e.part(b)
+			} else {
+				e.backend(&p.Backends[i])
+			}
 			e.item()
 		}
 		e.raw(`]`)
@@ -218,7 +261,11 @@ func (e *encoder) plan(p *Plan) {
 		e.raw(`,"maps":[`)
 		for i := range p.Maps {
 			e.sep(i)
-			e.mapJSON(&p.Maps[i])
+			if b := e.knownMap(i, &p.Maps[i]); b != nil {
+				e.part(b)
+			} else {
+				e.mapJSON(&p.Maps[i])
+			}
 		}
 		e.raw(`]`)
 	}
@@ -241,6 +288,40 @@ func (e *encoder) plan(p *Plan) {
 		e.item()
 	}
 	e.raw(`]}`)
+}
+
+// sectionHead writes a section's encoding up to its offset's digits.
+func (e *encoder) sectionHead(s *Section) {
+	e.raw(`{"kind":`)
+	e.str(string(s.Kind))
+	if s.Name != "" {
+		e.raw(`,"name":`)
+		e.str(s.Name)
+	}
+	e.raw(`,"offset":`)
+}
+
+// sectionTail writes the rest of a section's encoding.
+func (e *encoder) sectionTail(s *Section) {
+	e.raw(`,"length":`)
+	e.num(s.Length)
+	e.raw(`,"digest":`)
+	e.str(string(s.Digest))
+	e.raw(`}`)
+}
+
+func (e *encoder) knownBackend(i int) []byte {
+	if e.parts == nil {
+		return nil
+	}
+	return e.parts.backend(i)
+}
+
+func (e *encoder) knownMap(i int, m *Map) []byte {
+	if e.parts == nil {
+		return nil
+	}
+	return e.parts.mapJSON(i, m)
 }
 
 func (e *encoder) backend(be *Backend) {

@@ -123,3 +123,42 @@ func ExampleNewPlan() {
 	// core                           offset 290 length   6
 	// dynamic http
 }
+
+// A controller keeps one PlanCache and builds every render's output with
+// it. A route add passes one more backend; the others come back in the
+// same slices, and the cache reuses what it derived from them. The output
+// is the one NewPlan builds.
+func ExamplePlanCache() {
+	lines := []string{"mode http"}
+	profile := renderplan.ProfileName("http", lines)
+	profiles := []renderplan.Profile{{Name: profile, Mode: "http"}}
+	backend := func(name, addr string) renderplan.Backend {
+		return renderplan.Backend{Name: name, GUID: "haptic-" + name, Profile: profile,
+			Servers: []renderplan.Server{{Name: name + "-0", Address: addr, Port: 8080, Weight: renderplan.DefaultWeight}}}
+	}
+	piecesFor := func(backends []renderplan.Backend) []renderplan.Piece {
+		pieces := []renderplan.Piece{{Kind: renderplan.SectionProfile, Name: profile, Text: renderplan.ProfileText(profile, lines)}}
+		for _, be := range backends {
+			pieces = append(pieces, renderplan.Piece{Kind: renderplan.SectionBackend, Name: be.Name})
+		}
+		return pieces
+	}
+
+	var cache renderplan.PlanCache
+	backends := []renderplan.Backend{backend("be_a", "10.0.0.1")}
+	if _, err := cache.NewPlan(piecesFor(backends), profiles, backends, nil, nil); err != nil {
+		log.Fatal(err)
+	}
+	backends = append(backends, backend("be_b", "10.0.0.2")) // be_a's Servers: the same slice
+	out, err := cache.NewPlan(piecesFor(backends), profiles, backends, nil, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	plain, err := renderplan.NewPlan(piecesFor(backends), profiles, backends, nil, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(len(out.Plan.Backends), out.ID() == plain.ID())
+	// Output:
+	// 2 true
+}

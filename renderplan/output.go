@@ -18,7 +18,8 @@ type Output struct {
 }
 
 // ID returns the ID of o.Plan ([Plan.ID]), computed once: the first call
-// encodes the plan, later calls return the stored ID. It is safe for
+// encodes the plan, later calls return the stored ID (an output built by
+// a [PlanCache] has it from the start). It is safe for
 // concurrent use: an Output is immutable, so concurrent first calls
 // compute the same ID. A nil Output, or one without a plan, has the empty
 // ID. Outputs built as struct literals work too.

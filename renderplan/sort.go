@@ -33,7 +33,12 @@ func sortFunc[S ~[]E, E any](s S, cmp func(a, b E) int) {
 // the way send it back to sortFunc, whose order among them is the one
 // promised.
 func sortedOrder(n int, cmp func(i, j int) int) []int {
-	order := make([]int, n)
+	return sortedOrderInto(make([]int, n), cmp)
+}
+
+// sortedOrderInto is sortedOrder(len(order), cmp), written into order.
+func sortedOrderInto(order []int, cmp func(i, j int) int) []int {
+	n := len(order)
 	for i := range order {
 		order[i] = i
 	}

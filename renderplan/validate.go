@@ -80,9 +80,17 @@ type validator struct {
 	// sectionBackends, if set, holds per section the position of the
 	// backend it probably holds (-1 for none): a hint for finding it.
 	sectionBackends []int
-	errs            []error
-	buf             []byte    // scratch for rendering sections and maps
-	guids           []guidUse // in plan order, for checkGUIDs
+	// backendEntries, if set, holds per backend its PlanCache entry (or
+	// nil): the checks about a backend alone are skipped for one known to
+	// pass them, and recorded for the others. mapEntries are a
+	// PlanCache's maps, for the same about map entries.
+	backendEntries []*backendEntry
+	mapEntries     map[string]*mapEntry
+	errs           []error
+	// buffers, if set, lends the validator working slices.
+	buffers *buffers
+	buf     []byte    // scratch for rendering sections and maps
+	guids   []guidUse // in plan order, for checkGUIDs
 }
 
 func (v *validator) add(format string, args ...any) {
@@ -158,7 +166,11 @@ func (v *validator) plan(p *Plan) {
 	}
 
 	// Backends and servers; guids share one namespace (checkGUIDs).
-	v.guids = make([]guidUse, 0, len(p.Backends))
+	if v.buffers != nil {
+		v.guids = scratch(&v.buffers.guids, len(p.Backends))[:0]
+	} else {
+		v.guids = make([]guidUse, 0, len(p.Backends))
+	}
 	backendsSorted := true // strictly: sorted and unique
 	for i := range p.Backends {
 		be := &p.Backends[i]
@@ -167,22 +179,48 @@ func (v *validator) plan(p *Plan) {
 			backendsSorted = false
 			v.add("%s: %s", what, orderProblem(p.Backends[i-1].Name, be.Name))
 		}
+		var e *backendEntry
+		if v.backendEntries != nil {
+			e = v.backendEntries[i]
+		}
+		// The checks that concern be alone add problems (local) among
+		// those that concern the plan (clash, profile); with a cache
+		// entry that passed the first, only the second are left.
+		errsBefore, guidsBefore, planErrs := len(v.errs), len(v.guids), 0
+		clash := func() {
+			if _, clash := profiles[be.Name]; clash {
+				v.add("%s: a profile has the same name", what)
+				planErrs++
+			}
+		}
+		profile := func() {
+			if pr, ok := lookupProfile(be.Profile); !ok {
+				v.add("%s: profile %q not in plan", what, be.Profile)
+				planErrs++
+			} else if pr.Mode != be.Mode {
+				v.add("%s: mode %q differs from profile %s mode %q", what, be.Mode, pr.Name, pr.Mode)
+				planErrs++
+			}
+		}
+		if e != nil && e.checked && e.valid {
+			clash()
+			v.useGUID(be.GUID, i, -1)
+			profile()
+			for _, g := range e.serverGUIDs {
+				v.useGUID(g.guid, i, g.j)
+			}
+			continue
+		}
 		if problem := nameProblem(be.Name); problem != "" {
 			v.add("%s: name %s", what, problem)
 		}
-		if _, clash := profiles[be.Name]; clash {
-			v.add("%s: a profile has the same name", what)
-		}
+		clash()
 		if problem := guidProblem(be.GUID); problem != "" {
 			v.add("%s: guid %s", what, problem)
 		} else {
 			v.useGUID(be.GUID, i, -1)
 		}
-		if pr, ok := lookupProfile(be.Profile); !ok {
-			v.add("%s: profile %q not in plan", what, be.Profile)
-		} else if pr.Mode != be.Mode {
-			v.add("%s: mode %q differs from profile %s mode %q", what, be.Mode, pr.Name, pr.Mode)
-		}
+		profile()
 		if !validMode(be.Mode) {
 			v.add("%s: mode %q is not http or tcp", what, be.Mode)
 		}
@@ -219,6 +257,16 @@ func (v *validator) plan(p *Plan) {
 				v.add("%s: name %s", swhat, problem)
 			}
 			v.server(swhat, s, i, j)
+		}
+		if e != nil && !e.checked {
+			e.checked, e.valid = true, len(v.errs)-errsBefore == planErrs
+			if e.valid {
+				for _, u := range v.guids[guidsBefore:] {
+					if u.j >= 0 {
+						e.serverGUIDs = append(e.serverGUIDs, serverGUID{u.guid, u.j})
+					}
+				}
+			}
 		}
 	}
 	v.checkGUIDs(p)
@@ -275,21 +323,7 @@ func (v *validator) plan(p *Plan) {
 		if problem := pathProblem(m.Path); problem != "" {
 			v.add("%s: path %s", what, problem)
 		}
-		for j, e := range m.Entries {
-			if problem := mapKeyProblem(e.Key); problem != "" {
-				v.add("%s: entry %d: key %q %s", what, j+1, e.Key, problem)
-			}
-			if problem := mapValueProblem(e.Value); problem != "" {
-				v.add("%s: entry %d: value %q %s", what, j+1, e.Value, problem)
-			}
-			if !m.Ordered && j > 0 && m.Entries[j-1].Key >= e.Key {
-				if m.Entries[j-1].Key == e.Key {
-					v.add("%s: key %q appears twice in an unordered map", what, e.Key)
-				} else {
-					v.add("%s: entry %d: unordered map entries not sorted by key", what, j+1)
-				}
-			}
-		}
+		v.mapEntriesChecked(m, what)
 		f, ok := files[m.Path]
 		switch {
 		case !ok:
@@ -314,6 +348,53 @@ func (v *validator) plan(p *Plan) {
 	}
 
 	v.sections(p, cfg, profiles, newBackendIndex(p.Backends, backendsSorted))
+}
+
+// mapEntriesChecked checks the entries of m, unless a cache entry for
+// them says they passed, and records the verdict in the cache entry.
+func (v *validator) mapEntriesChecked(m *Map, what subject) {
+	e := v.mapEntries[m.Path]
+	if e != nil && (e.ordered != m.Ordered || !sameSlice(e.entries, m.Entries)) {
+		e = nil // another map's entry (two maps of one path)
+	}
+	if e != nil && e.checked {
+		if e.valid {
+			return
+		}
+	}
+	// Entries of the map's previous version passed: those found again
+	// (both sorted, so in one walk) need no key and value checks.
+	var prev []MapEntry
+	if e != nil && !m.Ordered {
+		prev = e.prevValid
+	}
+	before := len(v.errs)
+	k := 0
+	for j, ent := range m.Entries {
+		for k < len(prev) && prev[k].Key < ent.Key {
+			k++
+		}
+		if k < len(prev) && prev[k] == ent {
+			k++
+		} else {
+			if problem := mapKeyProblem(ent.Key); problem != "" {
+				v.add("%s: entry %d: key %q %s", what, j+1, ent.Key, problem)
+			}
+			if problem := mapValueProblem(ent.Value); problem != "" {
+				v.add("%s: entry %d: value %q %s", what, j+1, ent.Value, problem)
+			}
+		}
+		if !m.Ordered && j > 0 && m.Entries[j-1].Key >= ent.Key {
+			if m.Entries[j-1].Key == ent.Key {
+				v.add("%s: key %q appears twice in an unordered map", what, ent.Key)
+			} else {
+				v.add("%s: entry %d: unordered map entries not sorted by key", what, j+1)
+			}
+		}
+	}
+	if e != nil {
+		e.checked, e.valid, e.prevValid = true, len(v.errs) == before, nil
+	}
 }
 
 // server checks server j of backend i.
@@ -350,7 +431,12 @@ func (v *validator) server(what subject, s *Server, i, j int) {
 func (v *validator) sections(p *Plan, cfg *File, profiles map[string]*Profile, backends *backendIndex) {
 	offset := 0
 	placedProfile := make(map[string]bool, len(p.Profiles))
-	placedBackend := make([]bool, len(p.Backends)) // by backends.find
+	var placedBackend []bool // by backends.find
+	if v.buffers != nil {
+		placedBackend = scratch(&v.buffers.placed, len(p.Backends))
+	} else {
+		placedBackend = make([]bool, len(p.Backends))
+	}
 	for i := range p.Sections {
 		s := &p.Sections[i]
 		what := sectionSubject{i, s}

@@ -127,8 +127,9 @@ func (r *renderState) assemble(cfg string) (*renderplan.Output, error) {
 		entries := m.entries
 		if m.seg != nil {
 			if len(entries) == 0 {
-				// NewPlan keeps or copies them; either way the segment
-				// copies before its next change.
+				// NewPlan keeps or copies them (a PlanCache keeps them
+				// for the next render); either way the segment copies
+				// before its next change.
 				entries = m.seg.sorted
 				m.seg.shared = true
 			} else {
@@ -142,7 +143,14 @@ func (r *renderState) assemble(cfg string) (*renderplan.Output, error) {
 		files = append(files, *r.files[p])
 	}
 	sort.SliceStable(files, func(i, j int) bool { return files[i].Path < files[j].Path })
-	out, err := renderplan.NewPlan(pieces, profiles, backends, maps, files)
+	build := renderplan.NewPlan
+	if r.plans != nil {
+		// The backends' Body and Servers and the maps' entries are
+		// never modified once recorded (segments copy a shared sorted
+		// map before changing it), as PlanCache requires.
+		build = r.plans.NewPlan
+	}
+	out, err := build(pieces, profiles, backends, maps, files)
 	if err != nil {
 		return nil, fmt.Errorf("assemble plan: %w", err)
 	}

@@ -3,6 +3,8 @@ package templating
 import (
 	"bytes"
 	"sync"
+
+	"github.com/haptic-io/haptic/renderplan"
 )
 
 // What one render leaves for the next on its engine: the renderEach item
@@ -30,6 +32,12 @@ type carryBox struct {
 	// with their capacity so that the next render does not grow them
 	// again; one render at a time takes them, as segs.
 	bufs []*bytes.Buffer
+	// plans is the plan cache of the last render that succeeded with it:
+	// what NewPlan derived from its backends and maps. It changes during
+	// a build, so one render at a time takes it (plansTaken); a
+	// concurrent render builds without, and a render that fails drops it.
+	plans      *renderplan.PlanCache
+	plansTaken bool
 }
 
 // maxCarriedBuf bounds the capacity of a buffer kept between renders.
@@ -55,6 +63,37 @@ func (b *carryBox) putBufs(bufs []*bytes.Buffer) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.bufs = kept
+}
+
+// takePlans hands the plan cache to one render: nil while another render
+// has it. A Fresh render gets an empty one, which is kept for the next.
+func (b *carryBox) takePlans(fresh bool) *renderplan.PlanCache {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.plansTaken {
+		return nil
+	}
+	c := b.plans
+	if c == nil || fresh {
+		c = &renderplan.PlanCache{}
+	}
+	b.plans, b.plansTaken = nil, true
+	return c
+}
+
+// putPlans gives back the plan cache takePlans handed out (c nil: none
+// was), keeping it for the next render if keep says the render
+// succeeded.
+func (b *carryBox) putPlans(c *renderplan.PlanCache, keep bool) {
+	if c == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.plansTaken = false
+	if keep {
+		b.plans = c
+	}
 }
 
 // takeSegments hands the segments to one render.

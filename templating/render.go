@@ -99,6 +99,9 @@ func (e *Engine) Render(ctx context.Context, store Store, opts RenderOptions) (*
 	r := newRenderState(ctx, e, store, opts)
 	r.bufs = e.carry.takeBufs()
 	defer func() { e.carry.putBufs(r.bufs) }()
+	r.plans = e.carry.takePlans(opts.Fresh)
+	planned := false
+	defer func() { e.carry.putPlans(r.plans, planned) }()
 	bound, err := e.acquireRender(r)
 	if err != nil {
 		return nil, nil, err
@@ -154,6 +157,7 @@ func (e *Engine) Render(ctx context.Context, store Store, opts RenderOptions) (*
 	if err != nil {
 		return nil, nil, fmt.Errorf("render: %w", err)
 	}
+	planned = true
 	if r.trace != nil {
 		size := 0
 		if f, ok := out.Plan.File(renderplan.ConfigPath); ok {
@@ -215,6 +219,9 @@ type renderState struct {
 	// map's address): keys and values need not sort them.
 	sortedKeys map[unsafe.Pointer][]string
 	bufs       []*bytes.Buffer
+	// plans is the engine's plan cache while this render has it, nil if
+	// another render has it (carry.go).
+	plans *renderplan.PlanCache
 }
 
 func newRenderState(ctx context.Context, e *Engine, store Store, opts RenderOptions) *renderState {

@@ -1,0 +1,280 @@
+package renderplan
+
+import "slices"
+
+// PlanCache builds outputs like [NewPlan], reusing what it derived from
+// the backends and maps of its previous build that come back unchanged:
+// a controller renders every few seconds, and between two renders almost
+// every backend and map is the same. The zero value is ready to use. A
+// PlanCache is not safe for concurrent use: one build at a time.
+//
+// [PlanCache.NewPlan] returns exactly what NewPlan returns for the same
+// arguments (byte-identical files, the same plan and ID, the same
+// errors); only the work differs. Per backend it remembers, by name, the
+// value it was given and what NewPlan derives from it: the copy with its
+// mode, shape and sorted servers, its section text and digest, and
+// whether it passed the checks of [Plan.Validate] that concern it alone.
+// Per map it remembers, by path, the entries it was given and the sorted
+// ones of the plan, map file and digest, and whether the entries were
+// valid. A backend or map is reused when the new one is identical:
+// strings and other values compare by value, slices (Body, Servers,
+// Entries) by identity, that is the same backing array and length. A
+// changed map is rendered again, but only its entries that were not in
+// its previous version are checked. A built output has its ID already
+// ([Output.ID]): the cache keeps the parts of the plan's encoding of the
+// backends and maps it reuses, and hashes them instead of encoding them
+// again. Whatever a build did not use is forgotten, so the cache holds
+// one build's worth (about the size of the plan's encoding besides the
+// output itself), and the working slices of a build are kept for the
+// next.
+//
+// Comparing slices by identity makes the caller promise what an
+// immutable [Output] asks anyway: a slice passed to PlanCache.NewPlan (a
+// backend's Body and Servers, the Keywords of its servers, a map's
+// Entries) is never modified afterwards, by anyone. Pass a changed
+// backend or map in a new slice.
+//
+// Outputs built by one cache share memory with each other and with the
+// caller: an unchanged backend's servers, an unchanged map's entries and
+// file body are the same in the output of each build, and a map's
+// entries that were passed in order (or an ordered map's) are the
+// caller's slice itself. Outputs are immutable, so that is safe for
+// readers; it is one more reason never to modify an output (clone its
+// plan with [Plan.Clone] to derive a changed one).
+type PlanCache struct {
+	gen      uint64 // the current build, counted from 1
+	backends cacheTable[*backendEntry]
+	maps     cacheTable[*mapEntry]
+	buf      buffers
+}
+
+// NewPlan is [NewPlan] with reuse: see [PlanCache].
+func (c *PlanCache) NewPlan(pieces []Piece, profiles []Profile, backends []Backend, maps []Map, files []FileContent) (*Output, error) {
+	c.gen++
+	c.backends.begin(c.gen)
+	c.maps.begin(c.gen)
+	out, err := build(c, pieces, profiles, backends, maps, files)
+	c.backends.end()
+	c.maps.end()
+	return out, err
+}
+
+// backendEntry is what a PlanCache remembers of one backend.
+type backendEntry struct {
+	in Backend // the caller's value: its slices are compared by identity
+	be Backend // the copy NewPlan derives: mode, shape, sorted servers, normalized
+	// text and digest are be's section, enc its part of the plan's
+	// encoding; empty until computed.
+	text   string
+	digest Digest
+	enc    []byte
+	// sec is the encoding of the backend's section, but for its offset,
+	// which goes at secOffset.
+	sec       []byte
+	secOffset int
+	born      uint64 // the build that made the entry
+	// checked says the validator checked be; valid, that be passed every
+	// check about itself alone (names, guids, mode, shape, body lines,
+	// servers). serverGUIDs are the guids its servers use, for the checks
+	// across backends.
+	checked, valid bool
+	serverGUIDs    []serverGUID
+	entryStamp
+}
+
+// serverGUID is a guid used by server j of a backend.
+type serverGUID struct {
+	guid string
+	j    int
+}
+
+// matches reports whether the caller's backend in, whose mode is mode
+// after filling it from its profile, derives e.be.
+func (e *backendEntry) matches(in *Backend, mode string) bool {
+	return e.in.Name == in.Name && e.in.GUID == in.GUID && e.in.Profile == in.Profile &&
+		e.in.Mode == in.Mode && e.in.Shape == in.Shape && e.in.ShapeReason == in.ShapeReason &&
+		e.be.Mode == mode && sameSlice(e.in.Body, in.Body) && sameSlice(e.in.Servers, in.Servers)
+}
+
+// mapEntry is what a PlanCache remembers of one map.
+type mapEntry struct {
+	ordered bool
+	in      []MapEntry // the caller's entries, compared by identity
+	entries []MapEntry // the entries NewPlan derives: sorted or copied, nil if none
+	body    []byte     // MapText
+	digest  Digest
+	enc     []byte // the map's part of the plan's encoding, nil until computed
+	born    uint64 // the build that made the entry
+	// checked says the validator checked entries; valid, that they
+	// passed. Until then, prevValid holds the entries of the map's
+	// previous version if they passed (both unordered, so sorted): the
+	// validator checks only the keys and values not among them.
+	checked, valid bool
+	prevValid      []MapEntry
+	entryStamp
+}
+
+// sameSlice reports whether a and b are the same slice: the same length
+// and, unless empty, the same first element. Empty slices are all the
+// same: NewPlan derives the same from nil and from empty ones.
+func sameSlice[E any](a, b []E) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// cacheTable holds a cache's entries by name and forgets, at the end of
+// a build, those the build did not use. Marking is by build number, so a
+// build that uses every entry (the usual case) forgets nothing and scans
+// nothing.
+type cacheTable[P interface{ stamp() *uint64 }] struct {
+	m    map[string]P
+	gen  uint64
+	used int // entries of m used by the current build
+}
+
+// entryStamp is the build that last used a cache entry.
+type entryStamp struct{ used uint64 }
+
+func (s *entryStamp) stamp() *uint64 { return &s.used }
+
+func (t *cacheTable[P]) begin(gen uint64) { t.gen, t.used = gen, 0 }
+
+// get returns the entry named name.
+func (t *cacheTable[P]) get(name string) (P, bool) {
+	e, ok := t.m[name]
+	return e, ok
+}
+
+// use marks e, the entry named by its name, used by the current build.
+func (t *cacheTable[P]) use(e P) {
+	if u := e.stamp(); *u != t.gen {
+		*u = t.gen
+		t.used++
+	}
+}
+
+// put stores e under name, replacing any entry of that name, and marks
+// it used.
+func (t *cacheTable[P]) put(name string, e P) {
+	if t.m == nil {
+		t.m = make(map[string]P)
+	}
+	if old, ok := t.m[name]; !ok || *old.stamp() != t.gen {
+		t.used++
+	}
+	*e.stamp() = t.gen
+	t.m[name] = e
+}
+
+// end forgets the entries the build did not use.
+func (t *cacheTable[P]) end() {
+	if t.used == len(t.m) {
+		return
+	}
+	for name, e := range t.m {
+		if *e.stamp() != t.gen {
+			delete(t.m, name)
+		}
+	}
+}
+
+// buffers are the working slices of one build, none of which reaches its
+// output: a PlanCache keeps them for the next build, so that a build of
+// thousands of backends does not allocate them again.
+type buffers struct {
+	names                                  []string
+	order, bePos, beFirst, sectionBackends []int
+	beSeen, placed                         []bool
+	entries                                []*backendEntry
+	guids                                  []guidUse
+	sums                                   []uint64
+	enc                                    []byte
+}
+
+// scratch returns (*s)[:n] cleared, growing *s first if needed, with
+// room to spare: builds grow a few backends at a time.
+func scratch[T any](s *[]T, n int) []T {
+	if cap(*s) < n {
+		spare := 0
+		if *s != nil {
+			spare = n / 8
+		}
+		*s = make([]T, n, n+spare)
+	}
+	*s = (*s)[:n]
+	clear(*s)
+	return *s
+}
+
+// release clears the buffers that hold pointers, so that they do not keep
+// what the build saw alive until the next build.
+func (b *buffers) release() {
+	clear(b.names[:cap(b.names)])
+	clear(b.entries[:cap(b.entries)])
+	clear(b.guids[:cap(b.guids)])
+}
+
+// cachedParts gives a plan's encoder the encodings of the backends and
+// maps a PlanCache holds. It encodes and keeps those of entries made by
+// an earlier build: an entry used a second time will likely be used
+// again, while a new one (a changed map, say) may not be; a new entry's
+// part is encoded in the stream, as without a cache.
+type cachedParts struct {
+	gen             uint64          // the current build
+	backends        []*backendEntry // by position in the plan
+	sectionBackends []int           // by section: the position of its backend, or -1
+	maps            map[string]*mapEntry
+	buf             *[]byte // scratch for encoding
+}
+
+// section: a backend's section has the kind, name, length and digest its
+// backend gives it; only its offset changes from build to build.
+func (c cachedParts) section(i int, s *Section) (head, tail []byte) {
+	k := c.sectionBackends[i]
+	if k < 0 {
+		return nil, nil
+	}
+	e := c.backends[k]
+	if e == nil || (e.sec == nil && e.born == c.gen) {
+		return nil, nil
+	}
+	if e.sec == nil {
+		enc := encoder{buf: (*c.buf)[:0]}
+		enc.sectionHead(s)
+		n := len(enc.buf)
+		enc.sectionTail(s)
+		e.sec, e.secOffset = slices.Clone(enc.buf), n
+		*c.buf = enc.buf
+	}
+	return e.sec[:e.secOffset], e.sec[e.secOffset:]
+}
+
+func (c cachedParts) backend(i int) []byte {
+	e := c.backends[i]
+	if e == nil || (e.enc == nil && e.born == c.gen) {
+		return nil
+	}
+	if e.enc == nil {
+		enc := encoder{buf: (*c.buf)[:0]}
+		enc.backend(&e.be)
+		e.enc = slices.Clone(enc.buf)
+		*c.buf = enc.buf
+	}
+	return e.enc
+}
+
+func (c cachedParts) mapJSON(_ int, m *Map) []byte {
+	e := c.maps[m.Path]
+	if e == nil || e.ordered != m.Ordered || !sameSlice(e.entries, m.Entries) {
+		return nil // another map's entry (two maps of one path)
+	}
+	if e.enc == nil && e.born == c.gen {
+		return nil
+	}
+	if e.enc == nil {
+		enc := encoder{buf: (*c.buf)[:0]}
+		enc.mapJSON(m)
+		e.enc = slices.Clone(enc.buf)
+		*c.buf = enc.buf
+	}
+	return e.enc
+}
