@@ -10,27 +10,98 @@ import (
 	"github.com/haptic-io/haptic/renderplan"
 )
 
-// diffBackends merges the two sorted backend lists.
-func (d *differ) diffBackends() {
+// diffBackends merges the two sorted backend lists in step. It reports
+// false as soon as it meets a backend list or a server list that is not
+// sorted and unique; the differ is then to be thrown away.
+//
+// Each element's order against its predecessor is checked as it is
+// consumed, but a backend that pairs with one of the same name right
+// after another pair needs only the next plan's check: equal names on
+// both sides order alike.
+func (d *differ) diffBackends() bool {
 	a, b := d.base.Backends, d.next.Backends
 	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		c := mergeStep(len(a)-i, len(b)-j, func() int { return strings.Compare(a[i].Name, b[j].Name) })
-		switch {
-		case c < 0:
-			d.sectionsChanged = true
-			d.removeBackend(&a[i])
+	paired := false // the last step consumed a[i-1] and b[j-1], of one name
+	for i < len(a) && j < len(b) {
+		x, y := &a[i], &b[j]
+		if x.Name == y.Name {
+			if j > 0 && b[j-1].Name >= y.Name || !paired && i > 0 && a[i-1].Name >= x.Name {
+				return false
+			}
+			same := serversEqual(x.Servers, y.Servers)
+			// Equal server lists have equal names, so one check covers both.
+			if !sortedUnique(y.Servers, serverName) || !same && !sortedUnique(x.Servers, serverName) {
+				return false
+			}
+			d.changeBackend(x, y, same)
+			i, j, paired = i+1, j+1, true
+			continue
+		}
+		paired = false
+		if x.Name < y.Name {
+			if !d.removed(a, i) {
+				return false
+			}
 			i++
-		case c > 0:
-			d.sectionsChanged = true
-			d.addBackend(&b[j])
-			j++
-		default:
-			d.changeBackend(&a[i], &b[j])
-			i++
+		} else {
+			if !d.added(b, j) {
+				return false
+			}
 			j++
 		}
 	}
+	for ; i < len(a); i++ {
+		if !d.removed(a, i) {
+			return false
+		}
+	}
+	for ; j < len(b); j++ {
+		if !d.added(b, j) {
+			return false
+		}
+	}
+	return true
+}
+
+// removed checks a[i] against its predecessor and its servers, then
+// records its removal.
+func (d *differ) removed(a []renderplan.Backend, i int) bool {
+	if i > 0 && a[i-1].Name >= a[i].Name || !sortedUnique(a[i].Servers, serverName) {
+		return false
+	}
+	d.sectionsChanged = true
+	d.removeBackend(&a[i])
+	return true
+}
+
+// added checks b[j] against its predecessor and its servers, then records
+// its addition.
+func (d *differ) added(b []renderplan.Backend, j int) bool {
+	if j > 0 && b[j-1].Name >= b[j].Name || !sortedUnique(b[j].Servers, serverName) {
+		return false
+	}
+	d.sectionsChanged = true
+	d.addBackend(&b[j])
+	return true
+}
+
+// serversEqual reports whether two server lists are equal element by
+// element; the same backing array (plans built by one
+// [renderplan.PlanCache] share unchanged backends' servers) is equal
+// without a look.
+func serversEqual(sa, sb []renderplan.Server) bool {
+	if len(sa) != len(sb) {
+		return false
+	}
+	if len(sa) == 0 || &sa[0] == &sb[0] {
+		return true
+	}
+	for k := range sa {
+		if !sa[k].Equal(sb[k]) {
+			return false
+		}
+	}
+	return true
 }
 
 func (d *differ) removeBackend(be *renderplan.Backend) {
@@ -96,7 +167,21 @@ func shapeReason(be *renderplan.Backend) string {
 	return string(be.Shape)
 }
 
+// baseGUIDOwner returns the name of the base backend holding guid (the
+// last one, should several), or "". The first few lookups scan the base
+// backends from the end, which allocates nothing; a diff that adds many
+// backends builds a map once.
 func (d *differ) baseGUIDOwner(guid string) string {
+	const scans = 8
+	if d.guidLookups++; d.guidLookups <= scans {
+		bs := d.base.Backends
+		for k := len(bs) - 1; k >= 0; k-- {
+			if bs[k].GUID == guid {
+				return bs[k].Name
+			}
+		}
+		return ""
+	}
 	if d.baseGUIDs == nil {
 		d.baseGUIDs = make(map[string]string, len(d.base.Backends))
 		for _, be := range d.base.Backends {
@@ -106,10 +191,14 @@ func (d *differ) baseGUIDOwner(guid string) string {
 	return d.baseGUIDs[guid]
 }
 
-func (d *differ) changeBackend(a, b *renderplan.Backend) {
+// changeBackend compares two backends of one name; sameServers says
+// their server lists are equal.
+func (d *differ) changeBackend(a, b *renderplan.Backend, sameServers bool) {
 	// The common case, nothing but servers to compare, allocates nothing.
 	if a.Shape == b.Shape && a.Profile == b.Profile && a.Mode == b.Mode && a.GUID == b.GUID && slices.Equal(a.Body, b.Body) {
-		d.diffServers(a, b)
+		if !sameServers {
+			d.diffServers(a, b)
+		}
 		return
 	}
 	subject := "backend " + a.Name
@@ -131,21 +220,10 @@ func (d *differ) changeBackend(a, b *renderplan.Backend) {
 	d.sectionsChanged = true
 }
 
-// diffServers merges the two sorted server lists of one backend.
+// diffServers merges the two sorted server lists of one backend, which
+// differ.
 func (d *differ) diffServers(a, b *renderplan.Backend) {
 	sa, sb := a.Servers, b.Servers
-	if len(sa) == len(sb) {
-		same := true
-		for k := range sa {
-			if !sa[k].Equal(sb[k]) {
-				same = false
-				break
-			}
-		}
-		if same {
-			return
-		}
-	}
 	var added, removed, changed int
 	staticLB := ""
 	i, j := 0, 0

@@ -36,20 +36,30 @@ func Diff(next *renderplan.Plan, base Baseline) Decision {
 	if err != nil {
 		return reload("haproxy", "%v: full state", err)
 	}
-	if p := canonicalProblem(next); p != "" {
-		return reload("plan", "%s: full state", p)
+	if next == base.Plan {
+		// The pod runs this very plan: nothing can differ, whatever its
+		// lists hold, once they are in order.
+		if p := canonicalProblem(next); p != "" {
+			return reload("plan", "%s: full state", p)
+		}
+		return Decision{Verdict: VerdictNoop, Files: files}
 	}
-	if p := canonicalProblem(base.Plan); p != "" {
-		return reload("baseline", "%s: full state", p)
-	}
-
 	d := &differ{base: base.Plan, next: next, caps: caps}
 	d.pending = pendingSet(base.PendingDeletes)
 	d.diffCore()
-	d.diffProfiles()
-	d.diffBackends()
-	d.diffMaps()
-	d.diffFiles()
+	// The walks merge the sorted lists of both plans in step and check, on
+	// the way, that every list is sorted and unique (canonicalProblem).
+	// When one is not, canonicalProblem names the first problem as before.
+	if !d.diffProfiles() || !d.diffBackends() || !d.diffMaps() || !d.diffFiles() {
+		if p := canonicalProblem(next); p != "" {
+			return reload("plan", "%s: full state", p)
+		}
+		if p := canonicalProblem(base.Plan); p != "" {
+			return reload("baseline", "%s: full state", p)
+		}
+		// Unreachable: a walk reports a list out of order only when one is.
+		return reload("plan", "lists out of order: full state")
+	}
 
 	if len(d.reloads) > 0 {
 		return Decision{Verdict: VerdictReload, Files: files, Reasons: d.reloads}
@@ -57,12 +67,9 @@ func Diff(next *renderplan.Plan, base Baseline) Decision {
 	sortOps(d.ops)
 
 	// Rule 2, continued: ops the pod cannot execute, or too many of them.
-	supported := make(map[agentapi.OpKind]bool, len(base.AgentOps))
-	for _, k := range base.AgentOps {
-		supported[k] = true
-	}
+	supported := opKindSet(base.AgentOps)
 	for _, o := range d.ops {
-		if !supported[o.Kind] {
+		if !supported.has(o.Kind) {
 			return reload("agent", "does not support op kind %s", o.Kind)
 		}
 		if err := o.Validate(); err != nil {
@@ -103,9 +110,10 @@ type differ struct {
 	// sectionsChanged records that some section of haproxy.cfg changed,
 	// which explains a change of haproxy.cfg's digest.
 	sectionsChanged bool
-	// baseGUIDs maps the base plan's backend guids to their backends;
-	// built on first use.
-	baseGUIDs map[string]string
+	// guidLookups counts baseGUIDOwner calls; baseGUIDs maps the base
+	// plan's backend guids to their backends, built once lookups are many.
+	guidLookups int
+	baseGUIDs   map[string]string
 }
 
 func (d *differ) mustReload(subject, format string, args ...any) {
@@ -124,34 +132,60 @@ func (d *differ) emit(ops ...agentapi.Op) { d.ops = append(d.ops, ops...) }
 
 // diffCore compares the core sections of haproxy.cfg in file order.
 func (d *differ) diffCore() {
-	var a, b []renderplan.Digest
-	for _, s := range d.base.Sections {
-		if s.Kind == renderplan.SectionCore {
-			a = append(a, s.Digest)
+	a, b := d.base.Sections, d.next.Sections
+	i, j := nextCore(a, 0), nextCore(b, 0)
+	same := true
+	for i < len(a) && j < len(b) {
+		if a[i].Digest != b[j].Digest {
+			same = false
+			break
 		}
+		i, j = nextCore(a, i+1), nextCore(b, j+1)
 	}
-	for _, s := range d.next.Sections {
-		if s.Kind == renderplan.SectionCore {
-			b = append(b, s.Digest)
-		}
-	}
-	if slices.Equal(a, b) {
+	if same && i == len(a) && j == len(b) {
 		return
 	}
 	d.sectionsChanged = true
-	if len(a) != len(b) {
-		d.mustReload("core", "haproxy.cfg has %d core sections, had %d", len(b), len(a))
+	na, nb := countCore(a), countCore(b)
+	if na != nb {
+		d.mustReload("core", "haproxy.cfg has %d core sections, had %d", nb, na)
 		return
 	}
-	for i := range a {
-		if a[i] != b[i] {
-			d.mustReload("core", "section %d of %d (global, defaults, frontends) changed", i+1, len(a))
+	k := 0
+	for i, j = nextCore(a, 0), nextCore(b, 0); i < len(a); i, j = nextCore(a, i+1), nextCore(b, j+1) {
+		k++
+		if a[i].Digest != b[j].Digest {
+			d.mustReload("core", "section %d of %d (global, defaults, frontends) changed", k, na)
 		}
 	}
 }
 
-func (d *differ) diffProfiles() {
+// nextCore returns the index of the first core section of s at or after
+// i, or len(s).
+func nextCore(s []renderplan.Section, i int) int {
+	for i < len(s) && s[i].Kind != renderplan.SectionCore {
+		i++
+	}
+	return i
+}
+
+func countCore(s []renderplan.Section) int {
+	n := 0
+	for i := range s {
+		if s[i].Kind == renderplan.SectionCore {
+			n++
+		}
+	}
+	return n
+}
+
+// diffProfiles merges the two sorted profile lists; it reports false,
+// having done nothing, when one is not sorted and unique.
+func (d *differ) diffProfiles() bool {
 	a, b := d.base.Profiles, d.next.Profiles
+	if !sortedUnique(a, profileName) || !sortedUnique(b, profileName) {
+		return false
+	}
 	before := len(d.reloads)
 	i, j := 0, 0
 	for i < len(a) || j < len(b) {
@@ -173,10 +207,13 @@ func (d *differ) diffProfiles() {
 	if len(d.reloads) > before {
 		d.sectionsChanged = true
 	}
+	return true
 }
 
 // canonicalProblem checks what Diff relies on: names and paths sorted and
-// unique. It is linear and far cheaper than [renderplan.Plan.Validate].
+// unique, and names the first list that is not. Diff's walks check the
+// same on the way; it runs only when one of them found a problem, to
+// name it.
 func canonicalProblem(p *renderplan.Plan) string {
 	for i := 1; i < len(p.Profiles); i++ {
 		if p.Profiles[i-1].Name >= p.Profiles[i].Name {
@@ -205,6 +242,47 @@ func canonicalProblem(p *renderplan.Plan) string {
 		}
 	}
 	return ""
+}
+
+// sortedUnique reports whether the keys of xs are strictly increasing.
+func sortedUnique[E any](xs []E, key func(*E) string) bool {
+	for i := 1; i < len(xs); i++ {
+		if key(&xs[i-1]) >= key(&xs[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func profileName(p *renderplan.Profile) string { return p.Name }
+func serverName(s *renderplan.Server) string   { return s.Name }
+func mapPath(m *renderplan.Map) string         { return m.Path }
+func filePath(f *renderplan.File) string       { return f.Path }
+
+// opKinds is a set of op kinds: a bit mask for the kinds below 64 and a
+// list for the rest, so that building it allocates nothing.
+type opKinds struct {
+	mask  uint64
+	other []agentapi.OpKind
+}
+
+func opKindSet(ks []agentapi.OpKind) opKinds {
+	var s opKinds
+	for _, k := range ks {
+		if k >= 0 && k < 64 {
+			s.mask |= 1 << uint(k)
+		} else {
+			s.other = ks // rare: look in the list
+		}
+	}
+	return s
+}
+
+func (s opKinds) has(k agentapi.OpKind) bool {
+	if k >= 0 && k < 64 {
+		return s.mask&(1<<uint(k)) != 0
+	}
+	return slices.Contains(s.other, k)
 }
 
 func pendingSet(p []agentapi.PendingDelete) map[agentapi.PendingDelete]bool {

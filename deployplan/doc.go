@@ -37,6 +37,14 @@
 // (maint, addr, then ready). New servers start in maint, then get ready and
 // enable health when they have checks.
 //
+// # Cost
+//
+// Diff walks the sorted lists of both plans (backends, servers, maps,
+// map entries, files) in step, checking their order on the way, and
+// allocates in proportion to the change, not to the plans. Lists shared
+// by the two plans, as [renderplan.PlanCache] shares unchanged backends'
+// servers and maps' entries, are compared by identity.
+//
 // # Certificates
 //
 // A certificate file whose digest changed becomes [agentapi.OpSetCert] (the

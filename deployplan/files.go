@@ -7,8 +7,13 @@ import (
 
 // diffFiles merges the two sorted file lists. haproxy.cfg is judged by its
 // sections and map files by their entries; every other file by its kind.
-func (d *differ) diffFiles() {
+// It reports false, having done nothing, when a list is not sorted and
+// unique by path.
+func (d *differ) diffFiles() bool {
 	a, b := d.base.Files, d.next.Files
+	if !sortedUnique(a, filePath) || !sortedUnique(b, filePath) {
+		return false
+	}
 	i, j := 0, 0
 	for i < len(a) || j < len(b) {
 		switch {
@@ -26,6 +31,7 @@ func (d *differ) diffFiles() {
 			j++
 		}
 	}
+	return true
 }
 
 func (d *differ) isMapFile(f *renderplan.File) bool {

@@ -1,15 +1,17 @@
 package deployplan
 
 import (
-	"strings"
-
 	"github.com/haptic-io/haptic/agentapi"
 	"github.com/haptic-io/haptic/renderplan"
 )
 
-// diffMaps merges the two sorted map lists.
-func (d *differ) diffMaps() {
+// diffMaps merges the two sorted map lists; it reports false, having done
+// nothing, when one is not sorted and unique by path.
+func (d *differ) diffMaps() bool {
 	a, b := d.base.Maps, d.next.Maps
+	if !sortedUnique(a, mapPath) || !sortedUnique(b, mapPath) {
+		return false
+	}
 	i, j := 0, 0
 	for i < len(a) || j < len(b) {
 		switch {
@@ -25,70 +27,139 @@ func (d *differ) diffMaps() {
 			j++
 		}
 	}
+	return true
 }
 
 func (d *differ) changeMap(a, b *renderplan.Map) {
-	subject := "map " + b.Path
-	if a.Ordered || b.Ordered || !uniqueSorted(a.Entries) || !uniqueSorted(b.Entries) {
-		if entriesEqual(a.Entries, b.Entries) {
+	x, y := a.Entries, b.Entries
+	if sameEntries(x, y) {
+		// The same backing array (plans built by one PlanCache share
+		// unchanged maps): nothing changed, whatever the order.
+		return
+	}
+	var c entryChanges
+	if !a.Ordered && !b.Ordered {
+		c = countEntryChanges(x, y)
+	}
+	if a.Ordered || b.Ordered || !c.sorted {
+		if entriesEqual(x, y) {
 			return
 		}
 		d.emit(replaceMap(b))
-		d.runtime(subject, "ordered map changed (%d entries), replaced atomically", len(b.Entries))
+		d.runtime("map "+b.Path, "ordered map changed (%d entries), replaced atomically", len(y))
 		return
 	}
 
 	// Unordered, unique keys: per-entry upserts and deletes. "set" for
 	// existing keys and "add" only for new ones, so no key is ever
 	// duplicated (3.4.7's "del map" would remove only one copy).
-	var adds, sets, dels int
-	x, y := a.Entries, b.Entries
-	i, j := 0, 0
-	for i < len(x) || j < len(y) {
-		c := mergeStep(len(x)-i, len(y)-j, func() int { return strings.Compare(x[i].Key, y[j].Key) })
-		switch {
-		case c < 0:
-			dels++
-			i++
-		case c > 0:
-			adds++
-			j++
-		default:
-			if x[i].Value != y[j].Value {
-				sets++
-			}
-			i++
-			j++
-		}
-	}
-	changes := adds + sets + dels
+	changes := c.adds + c.sets + c.dels
 	if changes == 0 {
 		return
 	}
 	if mapReplaceWorthIt(changes, len(y)) {
 		d.emit(replaceMap(b))
-		d.runtime(subject, "%s; replaced atomically (%d entries)", countPhrase(adds, dels, sets), len(y))
+		d.runtime("map "+b.Path, "%s; replaced atomically (%d entries)", countPhrase(c.adds, c.dels, c.sets), len(y))
 		return
 	}
-	i, j = 0, 0
-	for i < len(x) || j < len(y) {
-		c := mergeStep(len(x)-i, len(y)-j, func() int { return strings.Compare(x[i].Key, y[j].Key) })
+	// Everything before (c.i, c.j) pairs up unchanged: start there and stop
+	// after the last change.
+	i, j := c.i, c.j
+	for left := changes; left > 0; {
 		switch {
-		case c < 0:
-			d.emit(agentapi.Op{Kind: agentapi.OpDelMapEntry, Map: b.Path, Key: x[i].Key})
-			i++
-		case c > 0:
-			d.emit(agentapi.Op{Kind: agentapi.OpAddMapEntry, Map: b.Path, Key: y[j].Key, Value: y[j].Value})
-			j++
-		default:
+		case i < len(x) && j < len(y) && x[i].Key == y[j].Key:
 			if x[i].Value != y[j].Value {
 				d.emit(agentapi.Op{Kind: agentapi.OpSetMapEntry, Map: b.Path, Key: y[j].Key, Value: y[j].Value})
+				left--
 			}
 			i++
 			j++
+		case j == len(y) || i < len(x) && x[i].Key < y[j].Key:
+			d.emit(agentapi.Op{Kind: agentapi.OpDelMapEntry, Map: b.Path, Key: x[i].Key})
+			left--
+			i++
+		default:
+			d.emit(agentapi.Op{Kind: agentapi.OpAddMapEntry, Map: b.Path, Key: y[j].Key, Value: y[j].Value})
+			left--
+			j++
 		}
 	}
-	d.runtime(subject, "entries: %s", countPhrase(adds, dels, sets))
+	d.runtime("map "+b.Path, "entries: %s", countPhrase(c.adds, c.dels, c.sets))
+}
+
+// entryChanges is what one walk over two unordered maps' entries found.
+type entryChanges struct {
+	// sorted says both entry lists are sorted by key with unique keys;
+	// when false, the counts are meaningless.
+	sorted           bool
+	adds, sets, dels int
+	// i and j are where the first change was met.
+	i, j int
+}
+
+// countEntryChanges merges two entry lists by key in step, counting the
+// keys added, re-valued and deleted, and checks on the way that both are
+// sorted with unique keys. A key that pairs right after another pair needs
+// only y's order check: equal keys on both sides order alike.
+func countEntryChanges(x, y []renderplan.MapEntry) entryChanges {
+	c := entryChanges{i: len(x), j: len(y)}
+	first := true
+	change := func(i, j int) {
+		if first {
+			c.i, c.j, first = i, j, false
+		}
+	}
+	i, j := 0, 0
+	paired := false
+	for i < len(x) && j < len(y) {
+		if x[i].Key == y[j].Key {
+			if j > 0 && y[j-1].Key >= y[j].Key || !paired && i > 0 && x[i-1].Key >= x[i].Key {
+				return entryChanges{}
+			}
+			if x[i].Value != y[j].Value {
+				change(i, j)
+				c.sets++
+			}
+			i, j, paired = i+1, j+1, true
+			continue
+		}
+		paired = false
+		change(i, j)
+		if x[i].Key < y[j].Key {
+			if i > 0 && x[i-1].Key >= x[i].Key {
+				return entryChanges{}
+			}
+			c.dels++
+			i++
+		} else {
+			if j > 0 && y[j-1].Key >= y[j].Key {
+				return entryChanges{}
+			}
+			c.adds++
+			j++
+		}
+	}
+	if i < len(x) || j < len(y) {
+		change(i, j)
+	}
+	for ; i < len(x); i++ {
+		if i > 0 && x[i-1].Key >= x[i].Key {
+			return entryChanges{}
+		}
+		c.dels++
+	}
+	for ; j < len(y); j++ {
+		if j > 0 && y[j-1].Key >= y[j].Key {
+			return entryChanges{}
+		}
+		c.adds++
+	}
+	c.sorted = true
+	return c
+}
+
+func sameEntries(x, y []renderplan.MapEntry) bool {
+	return len(x) == len(y) && (len(x) == 0 || &x[0] == &y[0])
 }
 
 func replaceMap(m *renderplan.Map) agentapi.Op {
@@ -97,15 +168,6 @@ func replaceMap(m *renderplan.Map) agentapi.Op {
 		entries[i] = agentapi.MapEntry{Key: e.Key, Value: e.Value}
 	}
 	return agentapi.Op{Kind: agentapi.OpReplaceMap, Map: m.Path, Entries: entries}
-}
-
-func uniqueSorted(e []renderplan.MapEntry) bool {
-	for i := 1; i < len(e); i++ {
-		if e[i-1].Key >= e[i].Key {
-			return false
-		}
-	}
-	return true
 }
 
 func entriesEqual(a, b []renderplan.MapEntry) bool {
