@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"unsafe"
 
@@ -45,19 +44,24 @@ func (r *renderState) renderEach(name string, list any) (string, error) {
 	}
 	prints := &cachePrints{r: r, salt: r.e.eachSalt.Add(1)}
 	seg := r.segmentFor(name)
+	check := r.checksFor(seg, prints)
 	results := make([]*eachResult, len(items))
+	from := make([]int, len(items)) // the old position of each item's result, or -1
 	var missIdx []int
 	var missItems []any
-	match := newPrevMatcher(seg.results)
+	match := prevMatcher{prev: seg.keys}
 	for i, it := range items {
+		from[i] = -1
 		if key := itemPointer(it); key != nil {
 			var next unsafe.Pointer
 			if i+1 < len(items) {
 				next = itemPointer(items[i+1])
 			}
-			if res := match.find(key, next); res != nil && r.replayable(res, prints) {
-				results[i] = res
-				continue
+			if j := match.find(key, next); j >= 0 {
+				if res := seg.results[j]; !check.needed(res) || r.replayable(res, prints) {
+					results[i], from[i] = res, j
+					continue
+				}
 			}
 		}
 		missIdx = append(missIdx, i)
@@ -77,25 +81,25 @@ func (r *renderState) renderEach(name string, list any) (string, error) {
 			}
 		}
 	}
+	removed := seg.replace(results, from, missIdx, prints)
 	r.segNext = append(r.segNext, seg)
 	folded := false
 	if seg.skipFold || r.e.replayOnly {
 		seg.skipFold, seg.fold = false, nil
 	} else {
-		folded = seg.update(r, results)
+		folded = seg.update(r, results, removed, missIdx)
 	}
-	seg.results = results
 	if folded && r.adoptable(seg.fold) {
-		r.adopt(seg.fold, results)
+		r.adopt(seg.fold)
 		r.e.eachAdopted.Add(1)
-		return joinOutputs(results), nil
+		return seg.out, nil
 	}
 	for _, res := range results {
 		if err := r.replayOps(res.ops); err != nil {
 			return "", fmt.Errorf("renderEach %q: %w", name, err)
 		}
 	}
-	return joinOutputs(results), nil
+	return seg.out, nil
 }
 
 // segmentFor returns the segment of this renderEach call: the one the
@@ -110,19 +114,6 @@ func (r *renderState) segmentFor(name string) *segment {
 		}
 	}
 	return &segment{snippet: name, depth: r.depth}
-}
-
-func joinOutputs(results []*eachResult) string {
-	var out strings.Builder
-	size := 0
-	for _, res := range results {
-		size += len(res.out)
-	}
-	out.Grow(size)
-	for _, res := range results {
-		out.WriteString(res.out)
-	}
-	return out.String()
 }
 
 // replayable reports whether res, remembered from an earlier render, is

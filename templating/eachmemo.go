@@ -40,11 +40,9 @@ type eachResult struct {
 	deps []cacheDep
 	// static are the problems its ops cause whatever other items do.
 	static []Problem
-	// Bookkeeping of the segment being updated (segment.go): the update
-	// generation that saw it in the call's new and old lists, and its
-	// positions there.
-	gen, inPrev uint64
-	pos, oldPos int32
+	// ord orders the results of its segment's list (segment.go): it
+	// increases along the list and stays while the result does.
+	ord uint64
 }
 
 // memoOp is a fragOp with the map named rather than pointed at (map
@@ -67,9 +65,9 @@ type cacheDep struct {
 type servicesDelta struct {
 	ok            bool
 	services, eps changeSet
-	// names are the service names in either set: most backends are not
-	// there, which one lookup of the name tells.
-	names map[string]struct{}
+	// pairs are the Services (namespace NUL name) either set names, the
+	// EndpointSlices' by their index key's first two parts.
+	pairs map[string]struct{}
 }
 
 // servicesDelta computes the render's delta once.
@@ -85,14 +83,13 @@ func (r *renderState) servicesDelta() *servicesDelta {
 		d.services, okS = cur.changedSince(prev, r.e.serviceAlias)
 		d.eps, okE = cur.changedSince(prev, r.e.sliceAlias)
 		d.ok = okS && okE
-		d.names = make(map[string]struct{}, len(d.services.ids)+len(d.eps.keys))
+		d.pairs = make(map[string]struct{}, len(d.services.ids)+len(d.eps.keys))
 		for _, set := range []map[string]bool{d.services.ids, d.eps.keys} {
 			for k := range set {
 				// k is namespace NUL name (NUL more, for longer index keys).
-				if _, rest, ok := strings.Cut(k, "\x00"); ok {
-					name, _, _ := strings.Cut(rest, "\x00")
-					d.names[name] = struct{}{}
-				}
+				ns, rest, _ := strings.Cut(k, "\x00")
+				name, _, _ := strings.Cut(rest, "\x00")
+				d.pairs[ns+"\x00"+name] = struct{}{}
 			}
 		}
 	}
@@ -106,12 +103,10 @@ func (d *servicesDelta) unchanged(ns, svc string) bool {
 	if !d.ok {
 		return false
 	}
-	if _, maybe := d.names[svc]; !maybe {
-		return true
-	}
 	var b [128]byte
 	k := append(append(append(b[:0], ns...), 0), svc...)
-	return !d.services.ids[string(k)] && !d.eps.keys[string(k)]
+	_, changed := d.pairs[string(k)]
+	return !changed
 }
 
 // itemPointer returns the identity of item, or nil when item cannot hit
@@ -124,53 +119,52 @@ func itemPointer(item any) unsafe.Pointer {
 	return reflect.ValueOf(m).UnsafePointer()
 }
 
-// prevMatcher finds an item's result among the results of the same call
-// in the previous render, walking both lists in step: items keep their
-// relative order, so a render after a few changes finds nearly every item
-// at the next position. Anything else costs one index of the old list.
+// prevMatcher finds an item among the items of the same call in the
+// previous render, walking both lists in step: items keep their relative
+// order, so a render after a few changes finds nearly every item at the
+// next position. Anything else costs one index of the old list. The
+// positions it returns only increase.
 type prevMatcher struct {
-	prev  []*eachResult
+	prev  []unsafe.Pointer // the previous items' identities
 	j     int
 	index map[unsafe.Pointer]int // built on the first item out of step
 }
 
-func newPrevMatcher(prev []*eachResult) *prevMatcher { return &prevMatcher{prev: prev} }
-
-// find returns the previous result of the item key (next is the item
-// after it, nil when none or not a map), or nil.
-func (m *prevMatcher) find(key, next unsafe.Pointer) *eachResult {
+// find returns the previous position of the item key (next is the item
+// after it, nil when none or not a map), or -1.
+func (m *prevMatcher) find(key, next unsafe.Pointer) int {
 	if m.j < len(m.prev) {
-		if p := m.prev[m.j]; p.key == key {
+		if m.prev[m.j] == key {
 			m.j++
-			return p
+			return m.j - 1
 		}
 		if next != nil {
-			if m.prev[m.j].key == next {
-				return nil // a new item before the next old one
+			if m.prev[m.j] == next {
+				return -1 // a new item before the next old one
 			}
-			if m.j+1 < len(m.prev) && m.prev[m.j+1].key == next {
+			if m.j+1 < len(m.prev) && m.prev[m.j+1] == next {
 				m.j++
-				return nil // a new item in place of an old one
+				return -1 // a new item in place of an old one
 			}
 		}
 	}
 	if len(m.prev) == 0 {
-		return nil
+		return -1
 	}
 	if m.index == nil {
 		m.index = make(map[unsafe.Pointer]int, len(m.prev))
 		for i, p := range m.prev {
-			if p.key != nil {
-				m.index[p.key] = i
+			if p != nil {
+				m.index[p] = i
 			}
 		}
 	}
 	i, ok := m.index[key]
 	if !ok || i < m.j {
-		return nil // new, or out of order: execute it again
+		return -1 // new, or out of order: execute it again
 	}
 	m.j = i + 1
-	return m.prev[i]
+	return i
 }
 
 // cachePrints fingerprints the render cache's values during one renderEach

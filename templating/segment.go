@@ -6,6 +6,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"unsafe"
 
 	"github.com/haptic-io/haptic/renderplan"
 )
@@ -38,11 +39,10 @@ type writer struct {
 	op  int32
 }
 
-// before reports whether w comes before v in the current render's order
-// (res.pos is set for every item of the call before writers are added).
+// before reports whether w comes before v in the list order.
 func (w writer) before(v writer) bool {
 	if w.res != v.res {
-		return w.res.pos < v.res.pos
+		return w.res.ord < v.res.ord
 	}
 	return w.op < v.op
 }
@@ -86,12 +86,28 @@ func (ws *writers) remove(w writer) (empty bool) {
 }
 
 // segment is one renderEach call of a render: its items' results in list
-// order (the next render's same call replays them, eachmemo.go) and their
-// fold.
+// order (the next render's same call replays them, eachmemo.go), what
+// lets that call skip checking them one by one, its output, and their
+// fold. The slices are dense so that a render walks them without loading
+// every result.
 type segment struct {
 	snippet string
 	depth   int
 	results []*eachResult
+	keys    []unsafe.Pointer // the items' identities (results[i].key)
+	// out is the call's output; offs[i] is where results[i]'s part starts
+	// (offs has one more element: len(out)).
+	out  string
+	offs []int
+	// reads are the cacheGet keys any result read, with the fingerprint
+	// each had in the last render: when none changed, no result's reads
+	// need checking. maps are the maps any result wrote. bySvc are the
+	// results whose backends' servers came from a Service (namespace NUL
+	// name): when the store tells what changed, only theirs are checked.
+	// reads and maps may name keys no result reads any more.
+	reads map[string]uint64
+	maps  map[string]struct{}
+	bySvc map[string][]*eachResult
 	// fold is nil when the results have none; skipFold: folding failed
 	// last render, so this render goes without, and the next tries again.
 	fold     *segFold
@@ -103,6 +119,8 @@ type segFold struct {
 	maps map[string]*segMap
 	regs map[string]*segReg
 	bes  segBackends
+	// static are the results with problems of their own.
+	static map[*eachResult]struct{}
 	// broken: the fold cannot stand for the results (see above).
 	broken bool
 	// bulk: too many changes to keep the sorted views sorted one by one;
@@ -140,6 +158,8 @@ type segBackends struct {
 	sorted    []*segBackend          // accepted, by name
 	profiles  map[string]*profileUse
 	servers   map[serversKey]*serversUse
+	// troubled are the servers with problems (a render reports them).
+	troubled map[serversKey]*serversUse
 }
 
 type segBackend struct {
@@ -158,60 +178,30 @@ type serversUse struct {
 	n int
 }
 
-// update makes s stand for the call's results R (in list order) and
-// reports whether it can; when not, s must be dropped.
-func (seg *segment) update(r *renderState, R []*eachResult) bool {
-	P := seg.results
-	if seg.fold == nil {
-		seg.fold = &segFold{maps: map[string]*segMap{}, regs: map[string]*segReg{}}
-		P = nil
-	}
-	if !seg.fold.update(r, P, R) {
-		seg.fold, seg.skipFold = nil, true
-		return false
-	}
-	return true
-}
+// ordGap spaces the ords of a list numbered anew.
+const ordGap = 1 << 32
 
-// update turns the fold of results P into the fold of R and reports
-// whether it stands for R; when not, it must be dropped.
-func (s *segFold) update(r *renderState, P, R []*eachResult) bool {
-	gen := r.e.eachSalt.Add(1)
-	for i, p := range P {
-		p.inPrev, p.oldPos = gen, int32(i)
+// update makes the fold stand for the call's results R, given the results
+// that went (removed) and the positions in R of those that came (added,
+// increasing); every other result of R was in the old list, in the same
+// relative order. It reports whether the fold stands for R; when not, the
+// fold is dropped.
+func (seg *segment) update(r *renderState, R []*eachResult, removed []*eachResult, added []int) bool {
+	if seg.fold == nil {
+		seg.fold = &segFold{maps: map[string]*segMap{}, regs: map[string]*segReg{}, static: map[*eachResult]struct{}{}}
+		removed, added = nil, allPositions(len(R))
 	}
-	last := int32(-1)
-	added := 0
-	for _, x := range R {
-		if x.gen == gen {
-			return false // the same item twice
-		}
-		x.gen = gen
-		if x.inPrev == gen {
-			if x.oldPos <= last {
-				return false // items changed their relative order
-			}
-			last = x.oldPos
-		} else {
-			added++
-		}
+	s := seg.fold
+	s.bulk = len(removed)+len(added) > segBulk
+	for _, p := range removed {
+		s.apply(r, p, false)
 	}
-	removed := len(P) - (len(R) - added)
-	s.bulk = added+removed > segBulk
-	for _, p := range P {
-		if p.gen != gen {
-			s.apply(r, p, false)
-		}
-	}
-	for i, x := range R {
-		x.pos = int32(i)
-	}
-	for _, x := range R {
-		if x.inPrev != gen {
-			s.apply(r, x, true)
-		}
+	assignOrds(R, added)
+	for _, i := range added {
+		s.apply(r, R[i], true)
 	}
 	if s.broken {
+		seg.fold, seg.skipFold = nil, true
 		return false
 	}
 	if s.bulk {
@@ -220,8 +210,56 @@ func (s *segFold) update(r *renderState, P, R []*eachResult) bool {
 	return true
 }
 
+func allPositions(n int) []int {
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	return all
+}
+
+// assignOrds gives the results at the added positions of R ords between
+// their neighbours', numbering the whole list anew when there is no room.
+func assignOrds(R []*eachResult, added []int) {
+	isAdded := func(k, i int) bool { return k < len(added) && added[k] == i }
+	for k, i := range added {
+		lo := uint64(0)
+		if i > 0 {
+			lo = R[i-1].ord // kept, or added just before
+		}
+		// The next kept result bounds the run of added ones.
+		next, run := uint64(0), 1
+		for kk, j := k+1, i+1; ; kk, j = kk+1, j+1 {
+			if j == len(R) {
+				next = lo + uint64(run+1)*ordGap
+				break
+			}
+			if !isAdded(kk, j) {
+				next = R[j].ord
+				break
+			}
+			run++
+		}
+		step := (next - lo) / uint64(run+1)
+		if next <= lo || step == 0 {
+			for n, x := range R {
+				x.ord = uint64(n+1) * ordGap
+			}
+			return
+		}
+		R[i].ord = lo + step
+	}
+}
+
 // apply adds (or removes) the effects of res.
 func (s *segFold) apply(r *renderState, res *eachResult, add bool) {
+	if len(res.static) > 0 {
+		if add {
+			s.static[res] = struct{}{}
+		} else {
+			delete(s.static, res)
+		}
+	}
 	for i := range res.ops {
 		op := &res.ops[i]
 		w := writer{res: res, op: int32(i)}
@@ -409,12 +447,17 @@ func (b *segBackends) add(w writer, s *segFold) {
 		b.guids = map[string]struct{}{}
 		b.profiles = map[string]*profileUse{}
 		b.servers = map[serversKey]*serversUse{}
+		b.troubled = map[serversKey]*serversUse{}
 	}
 	if p.svcKey != nil {
 		if u := b.servers[*p.svcKey]; u != nil {
 			u.n++
 		} else {
-			b.servers[*p.svcKey] = &serversUse{e: p.svc, n: 1}
+			u = &serversUse{e: p.svc, n: 1}
+			b.servers[*p.svcKey] = u
+			if len(p.svc.problems) > 0 {
+				b.troubled[*p.svcKey] = u
+			}
 		}
 	}
 	if p.nameBad != "" {
@@ -462,6 +505,7 @@ func (b *segBackends) remove(w writer, s *segFold) {
 		if u := b.servers[*p.svcKey]; u != nil {
 			if u.n--; u.n == 0 {
 				delete(b.servers, *p.svcKey)
+				delete(b.troubled, *p.svcKey)
 			}
 		}
 	}
@@ -555,7 +599,7 @@ func (r *renderState) adoptable(s *segFold) bool {
 }
 
 // adopt records s's fold in the render, as replaying R would.
-func (r *renderState) adopt(s *segFold, R []*eachResult) {
+func (r *renderState) adopt(s *segFold) {
 	for name, sm := range s.maps {
 		if len(sm.keys) > 0 {
 			r.mapsByKey[name].seg = sm
@@ -588,11 +632,11 @@ func (r *renderState) adopt(s *segFold, R []*eachResult) {
 				r.profiles[name] = u.lines
 			}
 		}
-		for _, u := range b.servers {
+		for _, u := range b.troubled {
 			r.problems = append(r.problems, u.e.problems...)
 		}
 	}
-	for _, res := range R {
+	for res := range s.static {
 		r.problems = append(r.problems, res.static...)
 	}
 }
