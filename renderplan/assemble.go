@@ -59,8 +59,7 @@ func NewPlan(pieces []Piece, profiles []Profile, backends []Backend, maps []Map,
 func build(cache *PlanCache, pieces []Piece, profiles []Profile, backends []Backend, maps []Map, files []FileContent) (*Output, error) {
 	a := assembler{p: &Plan{Schema: Schema}, bePrev: -1, cache: cache, buf: &buffers{}}
 	if cache != nil {
-		a.buf = &cache.buf
-		defer a.buf.release()
+		a.buf = &cache.buf // PlanCache.NewPlan releases it
 	}
 	a.addProfiles(profiles)
 	a.addBackends(backends)
@@ -81,7 +80,7 @@ func build(cache *PlanCache, pieces []Piece, profiles []Profile, backends []Back
 	// The backend sections and map files were rendered from the backends
 	// and maps above, so the validator need not render them again, and it
 	// is told which backend each section holds.
-	v := validator{sectionsRendered: true, sectionBackends: a.sectionBackends, mapsRendered: !a.mapsDup,
+	v := validator{sectionsRendered: true, sectionBackends: a.sectionBackends, mapsRendered: !a.mapsDup, backendsOrdered: a.beUnique,
 		backendEntries: a.beEntries, buffers: a.buf}
 	if cache != nil {
 		v.mapEntries = cache.maps.m
@@ -124,6 +123,13 @@ type assembler struct {
 	// mapsDup says two maps have one path: then a map's file may be
 	// another map's, and the validator must compare them.
 	mapsDup bool
+	// beUnique says no two backends have one name: p.Backends, in name
+	// order, then has strictly increasing names.
+	beUnique bool
+	// modeProfile and mode are the last profile backendMode looked up
+	// and its mode: backends usually share a few profiles.
+	modeProfile, mode string
+	modeFound         bool
 	// cache, if not nil, holds what earlier builds derived; beEntries
 	// holds, per position, the entry of the backend there.
 	cache     *PlanCache
@@ -183,6 +189,7 @@ func (a *assembler) addBackends(backends []Backend) {
 		}
 		run = end
 	}
+	a.beUnique = len(dups) == 0
 	slices.Sort(dups)
 	for _, i := range dups {
 		a.fail("backend %s: declared twice", backends[i].Name)
@@ -221,12 +228,17 @@ func (a *assembler) deriveBackend(be, src *Backend, cp *backendCopier) {
 // backendMode returns be's mode: its own, or its profile's if it has
 // none.
 func (a *assembler) backendMode(be *Backend) string {
-	if be.Mode == "" {
-		if j, ok := a.profIdx[be.Profile]; ok {
-			return a.p.Profiles[j].Mode
-		}
+	if be.Mode != "" {
+		return be.Mode
 	}
-	return be.Mode
+	if !a.modeFound || a.modeProfile != be.Profile {
+		j, ok := a.profIdx[be.Profile]
+		if !ok {
+			return ""
+		}
+		a.modeProfile, a.mode, a.modeFound = be.Profile, a.p.Profiles[j].Mode, true
+	}
+	return a.mode
 }
 
 // addCachedBackends is the end of addBackends with a cache: backends the
@@ -237,10 +249,25 @@ func (a *assembler) addCachedBackends(backends []Backend) {
 	a.beEntries = scratch(&a.buf.entries, len(backends))
 	var size backendCopySize
 	misses := 0
+	// The entry of a backend's name is usually the one after the
+	// previous backend's in the previous build's order (last): an entry
+	// there that no other replaced is the cache's entry of its name.
+	last, next := a.cache.last, 0
 	for k, i := range a.beOrder {
 		src := &backends[i]
-		if e, ok := t.get(src.Name); ok && e.matches(src, a.backendMode(src)) {
+		var e *backendEntry
+		if next < len(last) && !last[next].gone && last[next].in.Name == src.Name {
+			e = last[next]
+			next++
+		} else if found, ok := t.get(src.Name); ok {
+			e = found
+			if p := found.pos; p < len(last) && last[p] == found {
+				next = p + 1
+			}
+		}
+		if e != nil && e.matches(src, a.backendMode(src)) {
 			t.use(e)
+			e.pos = k
 			a.beEntries[k] = e
 			a.p.Backends[k] = e.be
 			continue
@@ -258,8 +285,11 @@ func (a *assembler) addCachedBackends(backends []Backend) {
 		}
 		be := &a.p.Backends[k]
 		a.deriveBackend(be, &backends[i], &cp)
-		e := &backendEntry{in: backends[i], be: *be, born: a.cache.gen}
+		e := &backendEntry{in: backends[i], be: *be, born: a.cache.gen, pos: k}
 		a.beEntries[k] = e
+		if old, ok := t.get(be.Name); ok {
+			old.gone = true
+		}
 		t.put(be.Name, e)
 	}
 }
@@ -463,17 +493,27 @@ func (a *assembler) files(cfg []byte, maps []Map, files []FileContent) *Output {
 	mapBody := make(map[string][]byte, len(maps))
 	p.Maps = make([]Map, len(maps))
 	for i, m := range maps {
-		var e *mapEntry
+		// e is the cache's entry of the map if unchanged; old, that of
+		// its previous version if changed, and runs match the entries
+		// against old's.
+		var e, old *mapEntry
+		var runs []entryRun
 		if a.cache != nil {
-			if c, ok := a.cache.maps.get(m.Path); ok && c.ordered == m.Ordered && sameSlice(c.in, m.Entries) {
-				e = c
+			if c, ok := a.cache.maps.get(m.Path); ok {
+				if c.ordered == m.Ordered && sameSlice(c.in, m.Entries) {
+					e = c
+				} else {
+					old = c
+					runs = diffEntries(a.buf.runs[:0], old.entries, m.Entries)
+					a.buf.runs = runs
+				}
 			}
 		}
 		in := m.Entries
 		switch {
 		case e != nil:
 			m.Entries = e.entries
-		case a.cache != nil && (m.Ordered || sortedPrefix(m.Entries, compareEntries) == len(m.Entries)):
+		case a.cache != nil && (m.Ordered || entriesSorted(m.Entries, old, runs)):
 			// The caller does not modify what it passed (PlanCache), so
 			// entries that need no sorting need no copy either.
 			if len(m.Entries) == 0 {
@@ -487,6 +527,10 @@ func (a *assembler) files(cfg []byte, maps []Map, files []FileContent) *Output {
 			}
 			if len(m.Entries) == 0 {
 				m.Entries = nil
+			}
+			if old != nil {
+				runs = diffEntries(a.buf.runs[:0], old.entries, m.Entries)
+				a.buf.runs = runs
 			}
 		}
 		p.Maps[i] = m
@@ -502,11 +546,19 @@ func (a *assembler) files(cfg []byte, maps []Map, files []FileContent) *Output {
 			a.cache.maps.use(e)
 			body, digest = e.body, e.digest
 		case a.cache != nil:
-			body = MapText(m)
+			if old != nil {
+				// A new version of a map: made from the previous one.
+				body = mapTextFrom(old, m.Entries, runs)
+			} else {
+				body = MapText(m)
+			}
 			digest = DigestOf(body)
 			made := &mapEntry{ordered: m.Ordered, in: in, entries: m.Entries, body: body, digest: digest, born: a.cache.gen}
-			if old, ok := a.cache.maps.get(m.Path); ok && !m.Ordered && !old.ordered && old.checked && old.valid {
-				made.prevValid = old.entries
+			if old != nil {
+				made.encodeFrom(&p.Maps[i], old, runs)
+				if !m.Ordered && !old.ordered && old.checked && old.valid {
+					made.prevValid, made.prevRuns = old.entries, slices.Clone(runs)
+				}
 			}
 			a.cache.maps.put(m.Path, made)
 		default:

@@ -270,6 +270,9 @@ func TestNewPlanRejectsInconsistentPieces(t *testing.T) {
 		{"backend declared twice", func(pc []renderplan.Piece, pr []renderplan.Profile, be []renderplan.Backend) ([]renderplan.Piece, []renderplan.Profile, []renderplan.Backend) {
 			return pc, pr, append(be, be[0])
 		}, "backend be_ns0000_svc0000_http: declared twice"},
+		{"backend declared twice reaches Validate", func(pc []renderplan.Piece, pr []renderplan.Profile, be []renderplan.Backend) ([]renderplan.Piece, []renderplan.Profile, []renderplan.Backend) {
+			return pc, pr, append(be, be[0])
+		}, "backend be_ns0000_svc0000_http: appears twice"},
 		{"backend piece text differs", func(pc []renderplan.Piece, pr []renderplan.Profile, be []renderplan.Backend) ([]renderplan.Piece, []renderplan.Profile, []renderplan.Backend) {
 			pc[2].Text = "backend x\n"
 			return pc, pr, be

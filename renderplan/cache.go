@@ -18,15 +18,20 @@ import "slices"
 // ones of the plan, map file and digest, and whether the entries were
 // valid. A backend or map is reused when the new one is identical:
 // strings and other values compare by value, slices (Body, Servers,
-// Entries) by identity, that is the same backing array and length. A
-// changed map is rendered again, but only its entries that were not in
-// its previous version are checked. A built output has its ID already
-// ([Output.ID]): the cache keeps the parts of the plan's encoding of the
-// backends and maps it reuses, and hashes them instead of encoding them
-// again. Whatever a build did not use is forgotten, so the cache holds
-// one build's worth (about the size of the plan's encoding besides the
-// output itself), and the working slices of a build are kept for the
-// next.
+// Entries) by identity, that is the same backing array and length;
+// backends are found by walking the previous build's in name order,
+// looking a name up only where that walk misses. A changed map's file and
+// encoding are made from its previous version's, copying the bytes of
+// the entries found again in runs and rendering only the others; only
+// those others are checked, and only entries that do not follow each
+// other in the previous version are compared for order. A built output
+// has its ID already ([Output.ID]): the cache keeps the parts of the
+// plan's encoding of the backends and maps it reuses, and hashes them
+// instead of encoding them again. Whatever a build did not use is
+// forgotten, so the cache holds one build's worth (about the size of the
+// plan's encoding besides the output itself, plus a spare encoding
+// buffer per map that changes), and the working slices of a build are
+// kept for the next.
 //
 // Comparing slices by identity makes the caller promise what an
 // immutable [Output] asks anyway: a slice passed to PlanCache.NewPlan (a
@@ -45,7 +50,11 @@ type PlanCache struct {
 	gen      uint64 // the current build, counted from 1
 	backends cacheTable[*backendEntry]
 	maps     cacheTable[*mapEntry]
-	buf      buffers
+	// last holds the backend entries of the latest build by position:
+	// the next build finds most of its backends by walking it in step
+	// instead of looking each up by name.
+	last []*backendEntry
+	buf  buffers
 }
 
 // NewPlan is [NewPlan] with reuse: see [PlanCache].
@@ -56,6 +65,10 @@ func (c *PlanCache) NewPlan(pieces []Piece, profiles []Profile, backends []Backe
 	out, err := build(c, pieces, profiles, backends, maps, files)
 	c.backends.end()
 	c.maps.end()
+	// The build's entries by position become last; the previous last's
+	// array becomes the next build's working slice, cleared by release.
+	c.last, c.buf.entries = c.buf.entries, c.last
+	c.buf.release()
 	return out, err
 }
 
@@ -73,6 +86,10 @@ type backendEntry struct {
 	sec       []byte
 	secOffset int
 	born      uint64 // the build that made the entry
+	// pos is the entry's position in the latest build that used it;
+	// gone says another entry of its name replaced it in the cache.
+	pos  int
+	gone bool
 	// checked says the validator checked be; valid, that be passed every
 	// check about itself alone (names, guids, mode, shape, body lines,
 	// servers). serverGUIDs are the guids its servers use, for the checks
@@ -104,13 +121,22 @@ type mapEntry struct {
 	body    []byte     // MapText
 	digest  Digest
 	enc     []byte // the map's part of the plan's encoding, nil until computed
-	born    uint64 // the build that made the entry
+	// encStarts are where the entries' objects start in enc (encodeMap).
+	encStarts []int
+	// spareEnc and spareStarts are buffers for the encoding of the map's
+	// next version (encodeFrom).
+	spareEnc    []byte
+	spareStarts []int
+	born        uint64 // the build that made the entry
 	// checked says the validator checked entries; valid, that they
 	// passed. Until then, prevValid holds the entries of the map's
 	// previous version if they passed (both unordered, so sorted): the
 	// validator checks only the keys and values not among them.
+	// prevRuns are the runs of entries against prevValid (diffEntries),
+	// when prevValid is set.
 	checked, valid bool
 	prevValid      []MapEntry
+	prevRuns       []entryRun
 	entryStamp
 }
 
@@ -187,6 +213,7 @@ type buffers struct {
 	entries                                []*backendEntry
 	guids                                  []guidUse
 	sums                                   []uint64
+	runs                                   []entryRun
 	enc                                    []byte
 }
 
@@ -271,10 +298,7 @@ func (c cachedParts) mapJSON(_ int, m *Map) []byte {
 		return nil
 	}
 	if e.enc == nil {
-		enc := encoder{buf: (*c.buf)[:0]}
-		enc.mapJSON(m)
-		e.enc = slices.Clone(enc.buf)
-		*c.buf = enc.buf
+		e.enc, e.encStarts = encodeMap(m, nil, nil)
 	}
 	return e.enc
 }

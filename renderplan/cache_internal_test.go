@@ -42,3 +42,54 @@ func TestPlanCacheHoldsCompleteEntriesOfTheLatestBuildOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanCacheFindsBackendsInTheLatestBuildsOrderOnlyWhenStillCached
+// checks the walk over the latest build's entries: an entry another of
+// its name replaced (two backends of one name) is not reused from there,
+// and after every build the cache holds, per name, the entry of the
+// backend that build was given.
+func TestPlanCacheFindsBackendsInTheLatestBuildsOrderOnlyWhenStillCached(t *testing.T) {
+	web := []Profile{{Name: "web", Mode: "http"}}
+	piece := func(names ...string) []Piece {
+		ps := []Piece{{Kind: SectionProfile, Name: "web", Text: ProfileText("web", []string{"mode http"})}}
+		for _, n := range names {
+			ps = append(ps, Piece{Kind: SectionBackend, Name: n})
+		}
+		return ps
+	}
+	a1 := Backend{Name: "be_a", GUID: "g-a1", Profile: "web"}
+	a2 := Backend{Name: "be_a", GUID: "g-a2", Profile: "web"}
+	b := Backend{Name: "be_b", GUID: "g-b", Profile: "web"}
+	c0 := Backend{Name: "be_c", GUID: "g-c", Profile: "web"}
+	builds := []struct {
+		backends []Backend
+		names    []string
+	}{
+		{[]Backend{a1, b, c0}, []string{"be_a", "be_b", "be_c"}},
+		{[]Backend{a1, a2, b}, []string{"be_a", "be_b"}}, // be_a twice: a2's entry replaces a1's
+		{[]Backend{a1, b}, []string{"be_a", "be_b"}},     // a1 again: its entry in last is replaced
+		{[]Backend{b, c0}, []string{"be_b", "be_c"}},     // one gone, one back
+		{[]Backend{a2, b, c0}, []string{"be_a", "be_b", "be_c"}},
+	}
+	var c PlanCache
+	for step, bld := range builds {
+		_, err := c.NewPlan(piece(bld.names...), web, bld.backends, nil, nil)
+		_, wantErr := NewPlan(piece(bld.names...), web, bld.backends, nil, nil)
+		if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+			t.Fatalf("build %d: error %v, want %v", step, err, wantErr)
+		}
+		given := map[string]Backend{}
+		for _, be := range bld.backends {
+			given[be.Name] = be // the last of a name: its entry replaced the others
+		}
+		if len(c.backends.m) != len(given) {
+			t.Errorf("build %d: cache holds %d backends, want %d", step, len(c.backends.m), len(given))
+		}
+		for name, e := range c.backends.m {
+			if e.used != c.gen || e.in.GUID != given[name].GUID || e.gone {
+				t.Errorf("build %d: cache entry of %s has guid %s, used by build %d (gone %v); want guid %s, used by build %d",
+					step, name, e.in.GUID, e.used, e.gone, given[name].GUID, c.gen)
+			}
+		}
+	}
+}

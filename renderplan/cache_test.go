@@ -341,10 +341,13 @@ func (w *cacheWorld) change() {
 			}
 		}
 	case 7, 8, 9: // a map changed: always a new slice
+		if len(w.maps) == 0 {
+			return
+		}
 		w.maps = slices.Clone(w.maps)
 		m := &w.maps[w.choose(len(w.maps))]
 		e := slices.Clone(m.Entries)
-		switch w.choose(6) {
+		switch w.choose(8) {
 		case 0, 1:
 			e = append(e, w.entry()) // maybe unsorted or a duplicate key
 		case 2:
@@ -363,6 +366,14 @@ func (w *cacheWorld) change() {
 			if len(m.Entries) > 1 {
 				m.Entries = m.Entries[1:] // same array, other start
 				return
+			}
+		case 6: // inserted in key order, as a route add does
+			ent := w.entry()
+			at, _ := slices.BinarySearchFunc(e, ent.Key, func(x renderplan.MapEntry, key string) int { return strings.Compare(x.Key, key) })
+			e = slices.Insert(e, at, ent)
+		case 7: // a value changed in the middle
+			if len(e) > 0 {
+				e[len(e)/2].Value = w.entry().Value
 			}
 		}
 		m.Entries = e

@@ -383,15 +383,19 @@ func (e *encoder) mapJSON(m *Map) {
 		e.raw(`,"entries":[`)
 		for i := range m.Entries {
 			e.sep(i)
-			e.raw(`{"key":`)
-			e.str(m.Entries[i].Key)
-			e.raw(`,"value":`)
-			e.str(m.Entries[i].Value)
-			e.raw(`}`)
+			e.mapEntry(&m.Entries[i])
 			e.item()
 		}
 		e.raw(`]`)
 	}
+	e.raw(`}`)
+}
+
+func (e *encoder) mapEntry(me *MapEntry) {
+	e.raw(`{"key":`)
+	e.str(me.Key)
+	e.raw(`,"value":`)
+	e.str(me.Value)
 	e.raw(`}`)
 }
 

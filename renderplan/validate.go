@@ -77,6 +77,9 @@ type validator struct {
 	// mapsRendered skips re-rendering map files to compare digests and
 	// sizes: NewPlan made the file at each map's path from that map.
 	mapsRendered bool
+	// backendsOrdered skips comparing the names of adjacent backends:
+	// NewPlan ordered them by name and found no two of one name.
+	backendsOrdered bool
 	// sectionBackends, if set, holds per section the position of the
 	// backend it probably holds (-1 for none): a hint for finding it.
 	sectionBackends []int
@@ -175,7 +178,7 @@ func (v *validator) plan(p *Plan) {
 	for i := range p.Backends {
 		be := &p.Backends[i]
 		what := subject{kind: "backend", name: be.Name}
-		if i > 0 && p.Backends[i-1].Name >= be.Name {
+		if i > 0 && !v.backendsOrdered && p.Backends[i-1].Name >= be.Name {
 			backendsSorted = false
 			v.add("%s: %s", what, orderProblem(p.Backends[i-1].Name, be.Name))
 		}
@@ -367,14 +370,24 @@ func (v *validator) mapEntriesChecked(m *Map, what subject) {
 	var prev []MapEntry
 	if e != nil && !m.Ordered {
 		prev = e.prevValid
+		if e.prevRuns != nil {
+			v.mapEntriesByRuns(m, what, e)
+			return
+		}
 	}
+	// An entry found in prev right after the entry before it was found
+	// there follows it in prev too: its key is greater (prev passed, so
+	// its keys increase strictly), and the order check is skipped.
 	before := len(v.errs)
 	k := 0
+	prevFound := -1 // where the entry before was found in prev, -1 if not
 	for j, ent := range m.Entries {
 		for k < len(prev) && prev[k].Key < ent.Key {
 			k++
 		}
+		found := -1
 		if k < len(prev) && prev[k] == ent {
+			found = k
 			k++
 		} else {
 			if problem := mapKeyProblem(ent.Key); problem != "" {
@@ -384,7 +397,9 @@ func (v *validator) mapEntriesChecked(m *Map, what subject) {
 				v.add("%s: entry %d: value %q %s", what, j+1, ent.Value, problem)
 			}
 		}
-		if !m.Ordered && j > 0 && m.Entries[j-1].Key >= ent.Key {
+		follows := found >= 0 && found == prevFound+1 && prevFound >= 0
+		prevFound = found
+		if !m.Ordered && j > 0 && !follows && m.Entries[j-1].Key >= ent.Key {
 			if m.Entries[j-1].Key == ent.Key {
 				v.add("%s: key %q appears twice in an unordered map", what, ent.Key)
 			} else {
@@ -393,7 +408,47 @@ func (v *validator) mapEntriesChecked(m *Map, what subject) {
 		}
 	}
 	if e != nil {
-		e.checked, e.valid, e.prevValid = true, len(v.errs) == before, nil
+		e.checked, e.valid, e.prevValid, e.prevRuns = true, len(v.errs) == before, nil, nil
+	}
+}
+
+// mapEntriesByRuns is the end of mapEntriesChecked for an unordered map
+// whose entries e matched against those of its previous version, which
+// passed (e.prevValid, e.prevRuns): entries found there need no key and
+// value checks, and two entries found one after the other (in one run)
+// follow in order, so only the pairs that do not lie in one run are
+// compared. It reports what mapEntriesChecked reports, in its order.
+func (v *validator) mapEntriesByRuns(m *Map, what subject, e *mapEntry) {
+	before := len(v.errs)
+	for _, r := range e.prevRuns {
+		if r.from >= 0 {
+			v.mapEntryOrder(m, what, r.at)
+			continue
+		}
+		for j := r.at; j < r.at+r.n; j++ {
+			ent := m.Entries[j]
+			if problem := mapKeyProblem(ent.Key); problem != "" {
+				v.add("%s: entry %d: key %q %s", what, j+1, ent.Key, problem)
+			}
+			if problem := mapValueProblem(ent.Value); problem != "" {
+				v.add("%s: entry %d: value %q %s", what, j+1, ent.Value, problem)
+			}
+			v.mapEntryOrder(m, what, j)
+		}
+	}
+	e.checked, e.valid, e.prevValid, e.prevRuns = true, len(v.errs) == before, nil, nil
+}
+
+// mapEntryOrder checks that entry j of the unordered map m follows
+// entry j-1 in order.
+func (v *validator) mapEntryOrder(m *Map, what subject, j int) {
+	if j == 0 || m.Entries[j-1].Key < m.Entries[j].Key {
+		return
+	}
+	if m.Entries[j-1].Key == m.Entries[j].Key {
+		v.add("%s: key %q appears twice in an unordered map", what, m.Entries[j].Key)
+	} else {
+		v.add("%s: entry %d: unordered map entries not sorted by key", what, j+1)
 	}
 }
 
