@@ -21,7 +21,13 @@ func (r *renderState) assemble(cfg string) (*renderplan.Output, error) {
 	if r.segBackends != nil {
 		seg = r.segBackends.sorted
 	}
-	pieces := make([]renderplan.Piece, 0, 2*(len(r.backends)+len(seg))+len(r.profiles)+1)
+	pieces := slices.Grow(r.scratch.pieces[:0], 2*(len(r.backends)+len(seg))+len(r.profiles)+1)
+	defer func() {
+		// NewPlan copies what it keeps: the next render reuses the
+		// arrays, cleared so that they hold nothing of this one.
+		clear(pieces)
+		r.scratch.pieces = pieces[:0]
+	}()
 	placed := make([]bool, len(r.backends))
 	stamp := r.e.eachSalt.Add(1) // marks the segment backends placed here
 	profilesPlaced := false
@@ -106,7 +112,11 @@ func (r *renderState) assemble(cfg string) (*renderplan.Output, error) {
 	}
 	backends := r.backends
 	if len(seg) > 0 {
-		backends = make([]renderplan.Backend, 0, len(seg)+len(r.backends))
+		backends = slices.Grow(r.scratch.backends[:0], len(seg)+len(r.backends))
+		defer func() {
+			clear(backends)
+			r.scratch.backends = backends[:0]
+		}()
 		for _, sb := range seg {
 			backends = append(backends, sb.be)
 		}

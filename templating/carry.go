@@ -28,10 +28,10 @@ type carryBox struct {
 	// segments in place, so one render at a time takes them; a
 	// concurrent render goes without.
 	segs []*segment
-	// bufs are the output buffers renders execute templates into, kept
-	// with their capacity so that the next render does not grow them
-	// again; one render at a time takes them, as segs.
-	bufs []*bytes.Buffer
+	// scratch is what renders allocate anew otherwise: kept with its
+	// capacity so that the next render does not grow it again; one
+	// render at a time takes it, as segs.
+	scratch renderScratch
 	// plans is the plan cache of the last render that succeeded with it:
 	// what NewPlan derived from its backends and maps. It changes during
 	// a build, so one render at a time takes it (plansTaken); a
@@ -43,26 +43,36 @@ type carryBox struct {
 // maxCarriedBuf bounds the capacity of a buffer kept between renders.
 const maxCarriedBuf = 8 << 20
 
-// takeBufs hands the output buffers to one render.
-func (b *carryBox) takeBufs() []*bytes.Buffer {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	bufs := b.bufs
-	b.bufs = nil
-	return bufs
+// renderScratch are a render's reusable buffers: the output buffers
+// templates execute into and the arrays the assembly hands to NewPlan.
+type renderScratch struct {
+	bufs     []*bytes.Buffer
+	pieces   []renderplan.Piece
+	backends []renderplan.Backend
 }
 
-// putBufs keeps a render's output buffers for the next.
-func (b *carryBox) putBufs(bufs []*bytes.Buffer) {
-	kept := bufs[:0]
-	for _, buf := range bufs {
+// takeScratch hands the buffers to one render (empty ones to a
+// concurrent render).
+func (b *carryBox) takeScratch() renderScratch {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.scratch
+	b.scratch = renderScratch{}
+	return s
+}
+
+// putScratch keeps a render's buffers for the next.
+func (b *carryBox) putScratch(s renderScratch) {
+	kept := s.bufs[:0]
+	for _, buf := range s.bufs {
 		if buf.Cap() <= maxCarriedBuf {
 			kept = append(kept, buf)
 		}
 	}
+	s.bufs = kept
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.bufs = kept
+	b.scratch = s
 }
 
 // takePlans hands the plan cache to one render: nil while another render

@@ -97,8 +97,8 @@ func (e *Engine) Render(ctx context.Context, store Store, opts RenderOptions) (*
 		return nil, nil, errors.New("render: nil store")
 	}
 	r := newRenderState(ctx, e, store, opts)
-	r.bufs = e.carry.takeBufs()
-	defer func() { e.carry.putBufs(r.bufs) }()
+	r.scratch = e.carry.takeScratch()
+	defer func() { e.carry.putScratch(r.scratch) }()
 	r.plans = e.carry.takePlans(opts.Fresh)
 	planned := false
 	defer func() { e.carry.putPlans(r.plans, planned) }()
@@ -218,7 +218,7 @@ type renderState struct {
 	// sortedKeys are the keys, in order, of adopted registries (by the
 	// map's address): keys and values need not sort them.
 	sortedKeys map[unsafe.Pointer][]string
-	bufs       []*bytes.Buffer
+	scratch    renderScratch
 	// plans is the engine's plan cache while this render has it, nil if
 	// another render has it (carry.go).
 	plans *renderplan.PlanCache
@@ -294,8 +294,8 @@ func (r *renderState) exec(name string, data any) (string, error) {
 		r.trace(TraceEvent{Template: name, Depth: r.depth})
 	}
 	var buf *bytes.Buffer
-	if n := len(r.bufs); n > 0 {
-		buf, r.bufs = r.bufs[n-1], r.bufs[:n-1]
+	if n := len(r.scratch.bufs); n > 0 {
+		buf, r.scratch.bufs = r.scratch.bufs[n-1], r.scratch.bufs[:n-1]
 		buf.Reset()
 	} else {
 		buf = new(bytes.Buffer)
@@ -304,7 +304,7 @@ func (r *renderState) exec(name string, data any) (string, error) {
 	err := r.tmpl.ExecuteTemplate(buf, name, data)
 	r.depth--
 	s := buf.String()
-	r.bufs = append(r.bufs, buf)
+	r.scratch.bufs = append(r.scratch.bufs, buf)
 	if r.trace != nil {
 		r.trace(TraceEvent{Template: name, Depth: r.depth, End: true, Bytes: len(s)})
 	}
@@ -331,6 +331,9 @@ func (r *renderState) renderGlob(pattern string, data any) (string, error) {
 	names, err := r.globNames(pattern)
 	if err != nil {
 		return "", err
+	}
+	if len(names) == 1 {
+		return r.exec(names[0], data) // no copy of a large output
 	}
 	var b strings.Builder
 	for _, name := range names {
