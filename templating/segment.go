@@ -220,34 +220,35 @@ func allPositions(n int) []int {
 
 // assignOrds gives the results at the added positions of R ords between
 // their neighbours', numbering the whole list anew when there is no room.
+// Added positions come in runs of consecutive ones; each run is spread
+// evenly between the kept results around it.
 func assignOrds(R []*eachResult, added []int) {
-	isAdded := func(k, i int) bool { return k < len(added) && added[k] == i }
-	for k, i := range added {
+	for k := 0; k < len(added); {
+		first := added[k]
+		end := k + 1
+		for end < len(added) && added[end] == added[end-1]+1 {
+			end++
+		}
+		n := uint64(end - k) // the run is R[first : first+n]
 		lo := uint64(0)
-		if i > 0 {
-			lo = R[i-1].ord // kept, or added just before
+		if first > 0 {
+			lo = R[first-1].ord
 		}
-		// The next kept result bounds the run of added ones.
-		next, run := uint64(0), 1
-		for kk, j := k+1, i+1; ; kk, j = kk+1, j+1 {
-			if j == len(R) {
-				next = lo + uint64(run+1)*ordGap
-				break
-			}
-			if !isAdded(kk, j) {
-				next = R[j].ord
-				break
-			}
-			run++
+		hi := lo + (n+1)*ordGap
+		if last := first + int(n); last < len(R) {
+			hi = R[last].ord
 		}
-		step := (next - lo) / uint64(run+1)
-		if next <= lo || step == 0 {
-			for n, x := range R {
-				x.ord = uint64(n+1) * ordGap
+		step := (hi - lo) / (n + 1)
+		if hi <= lo || step == 0 {
+			for i, x := range R {
+				x.ord = uint64(i+1) * ordGap
 			}
 			return
 		}
-		R[i].ord = lo + step
+		for i := range n {
+			R[first+int(i)].ord = lo + (i+1)*step
+		}
+		k = end
 	}
 }
 
