@@ -7,10 +7,10 @@ import (
 	"github.com/haptic-io/haptic/renderplan"
 )
 
-// What one render leaves for the next on its engine: the renderEach item
-// results it used (eachmemo.go), the store they were checked against, the
-// backendServers resolutions it used (serverscache.go) and the sizes of
-// its collections. Each render starts from the latest carry and replaces
+// What one render leaves for the next on its engine: the store its
+// renderEach results were checked against (the results themselves, in
+// carryBox.segs), the backendServers resolutions it used
+// (serverscache.go) and the sizes of its collections. Each render starts from the latest carry and replaces
 // it when it ends, so entries of deleted objects go; concurrent renders
 // are safe (the last one to finish wins, its parts together).
 type renderCarry struct {

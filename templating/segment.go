@@ -24,10 +24,10 @@ import (
 // that came, and hands the folded result to the render ("adopts" it) when
 // the render had not written those maps, registries and backends before
 // the call, which is when the fold equals a sequential replay. Otherwise,
-// or when the segment cannot stand for the items (two items record the
-// same backend name or guid, an ordered map, an item twice in the list,
-// items that changed their relative order), the render replays the items
-// as before.
+// or when a fold cannot stand for the items (two items record the same
+// backend name or guid, an item writes an ordered map), the render replays
+// the items as before. Items listed twice or out of their old order are
+// executed anew (eachmemo.go's matcher), so a fold never meets them.
 
 // segBulk is the number of item changes above which a segment re-sorts its
 // maps and backends once instead of inserting one by one.
