@@ -40,12 +40,14 @@ func benchmarkPropagationCommand() *cli.Command {
 			&cli.IntFlag{Name: "routes", Usage: "routes the probe creates (0 skips the probe)", Value: 300, EnvVars: []string{"HAPTIC_BENCH_ROUTES"}},
 			&cli.IntFlag{Name: "preload", Usage: "routes that exist before the probe starts (one file, applied first): the probe then measures adds at --preload..--preload+--routes routes"},
 			&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile of this process, taken while the probe runs, to this file"},
+			&cli.StringFlag{Name: "memprofile", Usage: "write a heap profile of this process (live objects, allocations since start) to this file when the probe ends"},
 			&cli.IntFlag{Name: "flips", Usage: "backend flips of the routechange scenario (0 skips it)", Value: 20},
 			&cli.DurationFlag{Name: "flip-interval", Usage: "pause between two flips", Value: 200 * time.Millisecond},
 			&cli.DurationFlag{Name: "debounce", Usage: "local mode's debounce interval", Value: controller.DefaultDebounceInterval},
 			&cli.DurationFlag{Name: "min-reload-interval", Usage: "agent reload pacing (negative: none)", Value: -1},
 			&cli.StringFlag{Name: "workdir", Usage: "local mode's work directory (HAProxy's tree, the agent's state); on tmpfs (/dev/shm/…) the agent's fsyncs cost nothing"},
 			&cli.BoolFlag{Name: "in-process", Usage: "run the poller and the echo backends as goroutines of this process, not as child processes (local mode's work then delays them)"},
+			idleGCFlag(),
 			&cli.StringFlag{Name: "log-level", Usage: "local mode's log level (debug, info, warn, error)", Value: "error"},
 		},
 		Action: func(c *cli.Context) error {
@@ -82,11 +84,21 @@ func benchmarkPropagationCommand() *cli.Command {
 				defer func() { _ = f.Close() }()
 				profile = f
 			}
+			var heapProfile io.Writer
+			if path := c.String("memprofile"); path != "" {
+				f, err := os.Create(path)
+				if err != nil {
+					return fmt.Errorf("memprofile: %w", err)
+				}
+				defer func() { _ = f.Close() }()
+				heapProfile = f
+			}
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			res, err := local.RunPropagation(ctx, local.PropagationConfig{
 				Preload:           c.Int("preload"),
 				CPUProfile:        profile,
+				HeapProfile:       heapProfile,
 				ProbeCommand:      probe,
 				EchoCommand:       echo,
 				HAProxy:           bin,
@@ -99,6 +111,7 @@ func benchmarkPropagationCommand() *cli.Command {
 				Local: local.Config{
 					Log:     slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level})),
 					WorkDir: c.String("workdir"),
+					IdleGC:  c.Bool("idle-gc"),
 				},
 			})
 			if res != nil {
@@ -125,6 +138,9 @@ func printPropagation(w io.Writer, r *local.PropagationResult) {
 		fmt.Fprintf(w, "probe_p50_ms %s\nprobe_p90_ms %s\nprobe_p99_ms %s\nprobe_max_ms %s\n",
 			ms(p.Quantile(0.50)), ms(p.Quantile(0.90)), ms(p.Quantile(0.99)), ms(p.Quantile(1)))
 		fmt.Fprintf(w, "probe_requests %d\nprobe_unexpected_answers %d\nprobe_reloads %d\n", p.Requests, len(p.Unexpected), p.Reloads)
+		if n := uint64(len(p.Latencies)); n > 0 {
+			fmt.Fprintf(w, "probe_alloc_kb_per_route %d\nprobe_gc_cycles %d\n", p.HeapAllocated/n>>10, p.GCCycles)
+		}
 		for i, a := range p.Unexpected {
 			if i == 10 {
 				fmt.Fprintf(w, "  … %d more\n", len(p.Unexpected)-i)

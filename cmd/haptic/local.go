@@ -40,6 +40,7 @@ func localCommand() *cli.Command {
 			&cli.StringFlag{Name: "metrics-listen", Usage: `address serving Prometheus /metrics ("" for none)`, Value: "127.0.0.1:9180", EnvVars: []string{"HAPTIC_METRICS_LISTEN"}},
 			&cli.DurationFlag{Name: "debounce", Usage: "debounce interval, leading-edge (0 disables)", Value: controller.DefaultDebounceInterval, EnvVars: []string{"HAPTIC_DEBOUNCE"}},
 			&cli.DurationFlag{Name: "min-reload-interval", Usage: "least time between two reloads (the agent paces reloads); negative: no pacing", Value: 0, DefaultText: "2s", EnvVars: []string{"HAPTIC_MIN_RELOAD_INTERVAL"}},
+			idleGCFlag(),
 			&cli.StringFlag{Name: "workdir", Usage: "directory for HAProxy's tree, the agent's state and sockets (default: a temporary directory, removed at exit)", EnvVars: []string{"HAPTIC_WORKDIR"}},
 			&cli.StringFlag{Name: "echo", Usage: "comma-separated loopback addresses to start tiny echo HTTP servers on (demo backends)", EnvVars: []string{"HAPTIC_ECHO"}},
 			&cli.StringFlag{Name: "log-level", Usage: "debug, info, warn or error", Value: "info", EnvVars: []string{"HAPTIC_LOG_LEVEL"}},
@@ -56,6 +57,16 @@ func localCommand() *cli.Command {
 			cfg.Ready = func(info local.Info) { printBanner(c.App.Writer, info, resources) }
 			return local.Run(ctx, cfg)
 		},
+	}
+}
+
+// idleGCFlag turns the controller loop's idle garbage collection on or off.
+func idleGCFlag() *cli.BoolFlag {
+	return &cli.BoolFlag{
+		Name:    "idle-gc",
+		Usage:   "collect garbage in the debounce holdoff after a reconciliation when the next one would start a collection (--idle-gc=false: leave it to the Go runtime)",
+		Value:   true,
+		EnvVars: []string{"HAPTIC_IDLE_GC"},
 	}
 }
 
@@ -93,6 +104,7 @@ func localConfig(c *cli.Context) (local.Config, error) {
 		WorkDir:           c.String("workdir"),
 		Debounce:          c.Duration("debounce"),
 		MinReloadInterval: c.Duration("min-reload-interval"),
+		IdleGC:            c.Bool("idle-gc"),
 		Log:               slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level})),
 	}
 	if s := strings.TrimSpace(c.String("echo")); s != "" {

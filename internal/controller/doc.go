@@ -31,6 +31,11 @@
 //     (remembered by ID), then Apply. A version-skew NACK degrades to the
 //     full state and a reload; a fence NACK re-reads the state once. The
 //     pods' failures are aggregated with go-multierror.
+//   - With [Config].IdleGC the loop collects garbage in the quiet after a
+//     reconciliation when the next one would otherwise start a
+//     collection in the middle of its render and apply: a mark phase
+//     beside a render made it several times slower (the tail of route
+//     propagation at thousands of routes).
 //
 // # Observability
 //
@@ -46,8 +51,8 @@
 // The package does I/O through its collaborators: DirSource reads files
 // and watches directories, the gate's checker runs haproxy, targets talk
 // to agents. [Loop.Run] is one goroutine that owns the store's updates,
-// the debounce and the dispatches; it starts the source and the gate
-// runner and waits for them before it returns. Pods of one dispatch are
-// deployed in parallel. [Loop.Status], [Loop.Trigger] and [Loop.SetEngine]
-// are safe from any goroutine.
+// the debounce and the dispatches; it starts the source, the gate runner
+// and idle collections, and waits for them before it returns. Pods of one
+// dispatch are deployed in parallel. [Loop.Status], [Loop.Trigger] and
+// [Loop.SetEngine] are safe from any goroutine.
 package controller

@@ -60,6 +60,14 @@ type Config struct {
 	Registerer prometheus.Registerer
 	// Now is the clock of the debounce; nil means time.Now.
 	Now func() time.Time
+	// IdleGC runs the garbage collector right after a reconciliation,
+	// in the debounce holdoff, when the next reconciliation would likely
+	// start a collection itself: the mark phase then runs while nothing
+	// waits, not beside a render and an apply. It changes when
+	// collections run, not how often (a little more often at most). For
+	// a process whose main job is the loop (haptic local, the
+	// controller); it runs runtime.GC, which is process-wide.
+	IdleGC bool
 }
 
 // Loop is the controller loop: source → store → debounce → render →
@@ -76,6 +84,7 @@ type Loop struct {
 	log      *slog.Logger
 	kick     chan struct{} // capacity 1: "reconcile, something outside the store changed"
 	verdicts chan rendergate.Result
+	idleGC   *idleCollector // nil unless Config.IdleGC
 
 	mu     sync.Mutex
 	engine *templating.Engine // guarded by mu
@@ -172,6 +181,9 @@ func New(cfg Config) (*Loop, error) {
 		engine:   cfg.Engine,
 		checking: map[string]*renderplan.Output{},
 	}
+	if cfg.IdleGC {
+		l.idleGC = &idleCollector{}
+	}
 	if cfg.Checker != nil {
 		l.runner, err = rendergate.NewRunner(rendergate.RunnerConfig{Checker: cfg.Checker, OnResult: l.onVerdict, Log: cfg.Log})
 		if err != nil {
@@ -230,6 +242,9 @@ func (l *Loop) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
+	if l.idleGC != nil {
+		defer l.idleGC.wait()
+	}
 
 	events := make(chan Event, 64)
 	srcDone := make(chan error, 1)
@@ -365,6 +380,10 @@ func (l *Loop) applyEvent(ev Event) bool {
 
 // reconcile renders the current objects, asks the gate and dispatches.
 func (l *Loop) reconcile(ctx context.Context) {
+	if l.idleGC != nil {
+		l.idleGC.begin()
+		defer l.idleGC.end()
+	}
 	start := l.cfg.Now()
 	l.deb.reconciled(start)
 	l.m.reconciliations.Inc()

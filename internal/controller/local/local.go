@@ -70,6 +70,9 @@ type Config struct {
 	// MinReloadInterval is the agent's reload pacing; zero means the
 	// agent's default (2 s), negative means none.
 	MinReloadInterval time.Duration
+	// IdleGC collects garbage between reconciliations rather than during
+	// them (controller.Config.IdleGC); the CLI's default is on.
+	IdleGC bool
 	// Echo lists addresses to start echo servers on; empty starts none.
 	Echo []string
 	// Log receives the logs of every part; nil discards.
@@ -261,6 +264,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		Targets:    func() []controller.Target { return []controller.Target{{Name: PodName, Agent: client}} },
 		Checker:    checker,
 		Debounce:   controller.DebounceConfig{Interval: cfg.Debounce},
+		IdleGC:     cfg.IdleGC,
 		Log:        log,
 		Registerer: reg,
 	})

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -63,6 +64,10 @@ type PropagationConfig struct {
 	// CPUProfile, when set, receives a CPU profile of this process taken
 	// while the probe runs.
 	CPUProfile io.Writer
+	// HeapProfile, when set, receives a heap profile of this process
+	// (pprof's "allocs": live objects, and allocations since the process
+	// started) written when the probe ends.
+	HeapProfile io.Writer
 	// Progress receives a dot per route; nil discards.
 	Progress io.Writer
 	// Local carries local mode's other settings (Log, HAProxyOutput,
@@ -99,6 +104,11 @@ type ProbeResult struct {
 	// Reloads is how many HAProxy reloads the agent performed during the
 	// probe; 0 on 3.4 for plain routes.
 	Reloads int
+	// HeapAllocated is how many bytes this process (controller and agent)
+	// allocated during the probe, and GCCycles how many collections ran,
+	// forced ones included (the idle collections of
+	// controller.Config.IdleGC).
+	HeapAllocated, GCCycles uint64
 }
 
 // Quantile returns the q-quantile (0..1) of the latencies, nearest rank.
@@ -361,6 +371,7 @@ func (b *bench) probe(ctx context.Context) (res *ProbeResult, err error) {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	heapBefore := readHeapCounters()
 	for i := range b.cfg.Routes {
 		host := fmt.Sprintf("r%d.bench.local", i)
 		manifest := benchRoute(fmt.Sprintf("r%d", i), host, b.echoes[i%2])
@@ -394,7 +405,23 @@ func (b *bench) probe(ctx context.Context) (res *ProbeResult, err error) {
 	fmt.Fprintln(b.cfg.Progress)
 	slices.Sort(res.Latencies)
 	res.Reloads = b.reloads() - reloads
+	heapAfter := readHeapCounters()
+	res.HeapAllocated, res.GCCycles = heapAfter.allocated-heapBefore.allocated, heapAfter.cycles-heapBefore.cycles
+	if b.cfg.HeapProfile != nil {
+		if err := pprof.Lookup("allocs").WriteTo(b.cfg.HeapProfile, 0); err != nil {
+			return res, fmt.Errorf("heap profile: %w", err)
+		}
+	}
 	return res, nil
+}
+
+// heapCounters are the runtime's cumulative heap counters.
+type heapCounters struct{ allocated, cycles uint64 }
+
+func readHeapCounters() heapCounters {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	return heapCounters{allocated: s[0].Value.Uint64(), cycles: s[1].Value.Uint64()}
 }
 
 // routeChange keeps traffic on one route while its backend flips between

@@ -124,7 +124,7 @@ func TestPropagationPreloadsRoutesAndProfilesTheProbe(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*waitTimeout)
 	defer cancel()
 	c := childCommands(t)
-	var profile bytes.Buffer
+	var profile, heapProfile bytes.Buffer
 	res, err := local.RunPropagation(ctx, local.PropagationConfig{
 		HAProxy:           bin,
 		Preload:           20,
@@ -133,7 +133,9 @@ func TestPropagationPreloadsRoutesAndProfilesTheProbe(t *testing.T) {
 		ProbeCommand:      c.probe,
 		EchoCommand:       c.echo,
 		CPUProfile:        &profile,
+		HeapProfile:       &heapProfile,
 		Local: local.Config{
+			IdleGC:        true,
 			Log:           slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
 			HAProxyOutput: tWriter{t},
 			WorkDir:       t.TempDir(),
@@ -150,8 +152,15 @@ func TestPropagationPreloadsRoutesAndProfilesTheProbe(t *testing.T) {
 		t.Errorf("unexpected answers %+v, reloads %d: want none", p.Unexpected, p.Reloads)
 	}
 	// A pprof profile is gzip-compressed protobuf.
-	if b := profile.Bytes(); len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
-		t.Errorf("CPU profile of %d bytes is not gzip data", len(b))
+	for name, b := range map[string][]byte{"CPU": profile.Bytes(), "heap": heapProfile.Bytes()} {
+		if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+			t.Errorf("%s profile of %d bytes is not gzip data", name, len(b))
+		}
+	}
+	// Two route adds render, diff and apply: far more than nothing, far
+	// less than the whole process's allocations (the preload's among them).
+	if p.HeapAllocated == 0 || p.HeapAllocated > 1<<30 {
+		t.Errorf("probe allocated %d bytes, want a count of this probe's own", p.HeapAllocated)
 	}
 }
 

@@ -1,0 +1,111 @@
+package controller
+
+import (
+	"runtime"
+	runtimemetrics "runtime/metrics"
+	"sync"
+	"sync/atomic"
+)
+
+// Names of the runtime metrics the idle collector reads.
+const (
+	metricHeapAllocs  = "/gc/heap/allocs:bytes"
+	metricHeapObjects = "/memory/classes/heap/objects:bytes"
+	metricHeapLive    = "/gc/heap/live:bytes"
+	metricHeapGoal    = "/gc/heap/goal:bytes"
+)
+
+// earliestTrigger is the fraction of the way from the live heap to the
+// heap goal at which the Go runtime may start a collection on its own:
+// its pacer never triggers below 45/64 of it (runtime/mgcpacer.go,
+// minTriggerRatioNum / triggerRatioDen).
+const earliestTrigger = 0.7
+
+// heapStats is one reading of the heap, in bytes.
+type heapStats struct {
+	Allocs  uint64 // allocated since the process started
+	Objects uint64 // occupied by objects, live or not yet swept
+	Live    uint64 // marked live by the last collection
+	Goal    uint64 // the heap size the current cycle aims at
+}
+
+// collectSoon reports whether the next reconciliation, allocating about
+// perReconcile bytes, may push the heap past the point where the runtime
+// starts a collection, so that its mark phase would run beside the
+// render and the apply. A collection started now, in the holdoff after a
+// reconciliation, finishes while nothing waits for the CPU.
+func collectSoon(h heapStats, perReconcile uint64) bool {
+	if perReconcile == 0 || h.Goal <= h.Live {
+		return false
+	}
+	trigger := h.Live + uint64(earliestTrigger*float64(h.Goal-h.Live))
+	return h.Objects+perReconcile >= trigger
+}
+
+// idleCollector moves the garbage collector's work out of
+// reconciliations. The loop calls begin before a reconciliation and end
+// after it; when the next one would likely start a collection (see
+// collectSoon), end starts one in the background. The debounce holdoff
+// keeps the next leading-edge reconciliation at least one interval after
+// the last one started, which is when the collection runs.
+//
+// begin and end belong to the loop goroutine; wait may be called from
+// any goroutine.
+type idleCollector struct {
+	read    func() heapStats // nil: the runtime's metrics
+	collect func()           // nil: runtime.GC
+
+	atStart      uint64 // Allocs at begin
+	perReconcile uint64 // a decaying peak of the bytes one reconciliation allocates
+
+	running atomic.Bool
+	wg      sync.WaitGroup
+}
+
+func (c *idleCollector) stats() heapStats {
+	if c.read != nil {
+		return c.read()
+	}
+	return readHeapStats()
+}
+
+// begin marks the start of a reconciliation.
+func (c *idleCollector) begin() {
+	c.atStart = c.stats().Allocs
+}
+
+// end marks the end of a reconciliation and starts a collection when the
+// next reconciliation would likely start one.
+func (c *idleCollector) end() {
+	h := c.stats()
+	// A peak that decays by an eighth per reconciliation: one large
+	// render (a Service behind many routes) keeps the margin for a while.
+	c.perReconcile = max(h.Allocs-c.atStart, c.perReconcile-c.perReconcile/8)
+	if !collectSoon(h, c.perReconcile) || !c.running.CompareAndSwap(false, true) {
+		return
+	}
+	c.wg.Go(func() {
+		defer c.running.Store(false)
+		if c.collect != nil {
+			c.collect()
+			return
+		}
+		runtime.GC()
+	})
+}
+
+// wait waits for a collection end started.
+func (c *idleCollector) wait() { c.wg.Wait() }
+
+// readHeapStats reads the runtime's heap metrics.
+func readHeapStats() heapStats {
+	s := []runtimemetrics.Sample{{Name: metricHeapAllocs}, {Name: metricHeapObjects}, {Name: metricHeapLive}, {Name: metricHeapGoal}}
+	runtimemetrics.Read(s)
+	u := func(i int) uint64 {
+		if s[i].Value.Kind() != runtimemetrics.KindUint64 {
+			return 0
+		}
+		return s[i].Value.Uint64()
+	}
+	return heapStats{Allocs: u(0), Objects: u(1), Live: u(2), Goal: u(3)}
+}

@@ -1,0 +1,190 @@
+package controller
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/haptic-io/haptic/agentapi"
+)
+
+const mib = 1 << 20
+
+func TestCollectSoonWhenTheNextReconciliationReachesTheEarliestTrigger(t *testing.T) {
+	// Live 64 MiB, goal 128 MiB: the runtime may start a collection from
+	// 64 + 0.7 × 64 = 108.8 MiB on.
+	at := func(objects, perReconcile uint64) bool {
+		return collectSoon(heapStats{Objects: objects * mib, Live: 64 * mib, Goal: 128 * mib}, perReconcile*mib)
+	}
+	tests := []struct {
+		name         string
+		objects, per uint64
+		want         bool
+	}{
+		{"just collected", 64, 4, false},
+		{"two reconciliations short", 100, 4, false},
+		{"the next reconciliation crosses", 106, 4, true},
+		{"already past the trigger", 112, 4, true},
+		{"a large reconciliation from far", 80, 30, true},
+		{"nothing allocated per reconciliation", 120, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := at(tt.objects, tt.per); got != tt.want {
+				t.Errorf("collectSoon(objects %d MiB, %d MiB per reconciliation) = %v, want %v", tt.objects, tt.per, got, tt.want)
+			}
+		})
+	}
+	// GOGC=off without a memory limit: the goal is out of reach.
+	if collectSoon(heapStats{Objects: 500 * mib, Live: 64 * mib, Goal: ^uint64(0)}, 4*mib) {
+		t.Error("collectSoon with an unreachable goal = true, want false")
+	}
+	if collectSoon(heapStats{Objects: 64 * mib, Live: 64 * mib, Goal: 64 * mib}, 4*mib) {
+		t.Error("collectSoon with goal = live = true, want false (no runway to measure)")
+	}
+}
+
+// scriptedHeap is a heap reading the test moves by hand.
+type scriptedHeap struct{ h heapStats }
+
+func (s *scriptedHeap) read() heapStats { return s.h }
+
+// alloc moves the heap as a reconciliation allocating n bytes does.
+func (s *scriptedHeap) alloc(n uint64) { s.h.Allocs += n; s.h.Objects += n }
+
+func TestIdleCollectorCollectsBeforeTheReconciliationThatWouldTrigger(t *testing.T) {
+	heap := &scriptedHeap{h: heapStats{Objects: 64 * mib, Live: 64 * mib, Goal: 128 * mib}}
+	var collections atomic.Int32
+	c := &idleCollector{read: heap.read, collect: func() {
+		collections.Add(1)
+		heap.h.Objects = heap.h.Live // what a collection leaves
+	}}
+	reconcile := func() {
+		c.begin()
+		heap.alloc(4 * mib)
+		c.end()
+		c.wait()
+	}
+	var at []int
+	for i := range 30 {
+		before := collections.Load()
+		reconcile()
+		if collections.Load() != before {
+			at = append(at, i)
+		}
+	}
+	// From 64 MiB at 4 MiB a reconciliation, the eleventh (index 10)
+	// leaves 108 MiB, and the next would cross 108.8 MiB; the collection
+	// takes the heap back to 64 MiB and the count starts again.
+	if len(at) != 2 || at[0] != 10 || at[1] != 21 {
+		t.Errorf("collections after reconciliations %v, want [10 21]", at)
+	}
+	if collectSoon(heap.h, 4*mib) {
+		t.Errorf("heap %d MiB after the run: the next reconciliation would start a collection", heap.h.Objects/mib)
+	}
+}
+
+func TestIdleCollectorRunsOneCollectionAtATime(t *testing.T) {
+	heap := &scriptedHeap{h: heapStats{Objects: 120 * mib, Live: 64 * mib, Goal: 128 * mib}}
+	release := make(chan struct{})
+	var collections atomic.Int32
+	c := &idleCollector{read: heap.read, collect: func() {
+		collections.Add(1)
+		<-release
+	}}
+	for range 3 {
+		c.begin()
+		heap.alloc(mib)
+		c.end()
+	}
+	close(release)
+	c.wait()
+	if n := collections.Load(); n != 1 {
+		t.Errorf("%d collections started while one ran, want 1", n)
+	}
+	c.begin()
+	heap.alloc(mib)
+	c.end()
+	c.wait()
+	if n := collections.Load(); n != 2 {
+		t.Errorf("%d collections after the first ended, want 2", n)
+	}
+}
+
+func TestIdleCollectorRemembersALargeReconciliation(t *testing.T) {
+	heap := &scriptedHeap{h: heapStats{Objects: 64 * mib, Live: 64 * mib, Goal: 128 * mib}}
+	c := &idleCollector{read: heap.read, collect: func() {}}
+	c.begin()
+	heap.alloc(32 * mib)
+	c.end()
+	c.begin()
+	c.end() // allocated nothing
+	if want := uint64(28 * mib); c.perReconcile != want {
+		t.Errorf("per-reconciliation estimate %d MiB after 32 MiB then 0, want %d (an eighth less)", c.perReconcile/mib, want/mib)
+	}
+	c.wait()
+}
+
+func TestReadHeapStatsReadsTheRuntime(t *testing.T) {
+	before := readHeapStats()
+	sink := make([][]byte, 0, 64)
+	for range 64 {
+		sink = append(sink, make([]byte, 64<<10))
+	}
+	after := readHeapStats()
+	if len(sink) != 64 || after.Allocs < before.Allocs+64*64<<10 {
+		t.Errorf("allocs went %d → %d after allocating 4 MiB", before.Allocs, after.Allocs)
+	}
+	if after.Goal == 0 || after.Live == 0 || after.Objects == 0 {
+		t.Errorf("heap stats %+v: a field the runtime always has is zero", after)
+	}
+}
+
+func TestLoopWithIdleGCCollectsAfterAReconciliationAndWaitsForIt(t *testing.T) {
+	src, agent := newChanSource(), newFakeAgent()
+	l, err := New(Config{
+		Source:  src,
+		Engine:  testEngine(t),
+		Targets: func() []Target { return []Target{{Name: "haproxy-0", Agent: agent}} },
+		Log:     testLogger(t),
+		IdleGC:  true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The heap sits right below the earliest trigger: every
+	// reconciliation allocates enough to cross it.
+	heap := &scriptedHeap{h: heapStats{Objects: 108 * mib, Live: 64 * mib, Goal: 128 * mib}}
+	started, finished := make(chan struct{}, 8), make(chan struct{}, 8)
+	l.idleGC.read = func() heapStats { heap.alloc(mib); return heap.read() }
+	l.idleGC.collect = func() {
+		started <- struct{}{}
+		time.Sleep(50 * time.Millisecond) // Run must wait for this
+		finished <- struct{}{}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- l.Run(ctx) }()
+	src.send(t, Event{Changes: []Change{upsert(route("a", "a.example", "127.0.0.1", 9001))}, Initialized: true})
+	if r := agent.next(t); r.Verdict != agentapi.VerdictReload {
+		t.Fatalf("first apply: %s, want the full-state reload", describe(r))
+	}
+	select {
+	case <-started:
+	case <-time.After(waitTimeout):
+		t.Fatal("no collection after a reconciliation that leaves the heap at the trigger")
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(waitTimeout):
+		t.Fatal("Run did not return after cancel")
+	}
+	select {
+	case <-finished:
+	default:
+		t.Error("Run returned while the collection it started still ran")
+	}
+}
