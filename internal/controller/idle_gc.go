@@ -56,7 +56,7 @@ type idleCollector struct {
 	collect func()           // nil: runtime.GC
 
 	atStart      uint64 // Allocs at begin
-	perReconcile uint64 // a decaying peak of the bytes one reconciliation allocates
+	perReconcile uint64 // a halving peak of the bytes one reconciliation allocates
 
 	running atomic.Bool
 	wg      sync.WaitGroup
@@ -78,9 +78,10 @@ func (c *idleCollector) begin() {
 // next reconciliation would likely start one.
 func (c *idleCollector) end() {
 	h := c.stats()
-	// A peak that decays by an eighth per reconciliation: one large
-	// render (a Service behind many routes) keeps the margin for a while.
-	c.perReconcile = max(h.Allocs-c.atStart, c.perReconcile-c.perReconcile/8)
+	// A peak that halves per reconciliation: a large render (a Service
+	// behind many routes) keeps the margin for a few more, and the first
+	// render of everything stops counting after a dozen.
+	c.perReconcile = max(h.Allocs-c.atStart, c.perReconcile/2)
 	if !collectSoon(h, c.perReconcile) || !c.running.CompareAndSwap(false, true) {
 		return
 	}

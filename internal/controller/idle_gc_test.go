@@ -120,8 +120,14 @@ func TestIdleCollectorRemembersALargeReconciliation(t *testing.T) {
 	c.end()
 	c.begin()
 	c.end() // allocated nothing
-	if want := uint64(28 * mib); c.perReconcile != want {
-		t.Errorf("per-reconciliation estimate %d MiB after 32 MiB then 0, want %d (an eighth less)", c.perReconcile/mib, want/mib)
+	if want := uint64(16 * mib); c.perReconcile != want {
+		t.Errorf("per-reconciliation estimate %d MiB after 32 MiB then 0, want %d (half)", c.perReconcile/mib, want/mib)
+	}
+	c.begin()
+	heap.alloc(20 * mib)
+	c.end()
+	if want := uint64(20 * mib); c.perReconcile != want {
+		t.Errorf("per-reconciliation estimate %d MiB after 20 MiB, want %d (the larger of the new and the halved)", c.perReconcile/mib, want/mib)
 	}
 	c.wait()
 }
