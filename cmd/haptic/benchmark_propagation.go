@@ -75,30 +75,25 @@ func benchmarkPropagationCommand() *cli.Command {
 					return argv
 				}
 			}
-			var profile io.Writer
-			if path := c.String("cpuprofile"); path != "" {
+			profiles := map[string]io.Writer{} // by flag; an unset flag's is nil
+			for _, flag := range []string{"cpuprofile", "memprofile"} {
+				path := c.String(flag)
+				if path == "" {
+					continue
+				}
 				f, err := os.Create(path)
 				if err != nil {
-					return fmt.Errorf("cpuprofile: %w", err)
+					return fmt.Errorf("%s: %w", flag, err)
 				}
 				defer func() { _ = f.Close() }()
-				profile = f
-			}
-			var heapProfile io.Writer
-			if path := c.String("memprofile"); path != "" {
-				f, err := os.Create(path)
-				if err != nil {
-					return fmt.Errorf("memprofile: %w", err)
-				}
-				defer func() { _ = f.Close() }()
-				heapProfile = f
+				profiles[flag] = f
 			}
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			res, err := local.RunPropagation(ctx, local.PropagationConfig{
 				Preload:           c.Int("preload"),
-				CPUProfile:        profile,
-				HeapProfile:       heapProfile,
+				CPUProfile:        profiles["cpuprofile"],
+				HeapProfile:       profiles["memprofile"],
 				ProbeCommand:      probe,
 				EchoCommand:       echo,
 				HAProxy:           bin,

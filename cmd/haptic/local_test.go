@@ -34,8 +34,9 @@ func TestBenchmarkPropagationPrintsParseableNumbers(t *testing.T) {
 		t.Skip("runs HAProxy; skipped with -short")
 	}
 	bin := haproxyForTests(t)
+	heapProfile := filepath.Join(t.TempDir(), "heap.prof")
 	stdout, stderr, err := runCommands(t, []*cli.Command{benchmarkPropagationCommand()},
-		"propagation", "--haproxy", bin, "--routes", "20", "--flips", "4", "--flip-interval", "100ms")
+		"propagation", "--haproxy", bin, "--routes", "20", "--flips", "4", "--flip-interval", "100ms", "--memprofile", heapProfile)
 	if err != nil {
 		t.Fatalf("benchmark propagation: %v\n%s\n%s", err, stdout, stderr)
 	}
@@ -55,6 +56,15 @@ func TestBenchmarkPropagationPrintsParseableNumbers(t *testing.T) {
 		if v, err := strconv.ParseFloat(values[key], 64); err != nil || v <= 0 {
 			t.Errorf("%s = %q, want a positive number of milliseconds", key, values[key])
 		}
+	}
+	if v, err := strconv.ParseUint(values["probe_alloc_kb_per_route"], 10, 64); err != nil || v == 0 {
+		t.Errorf("probe_alloc_kb_per_route = %q, want a positive count", values["probe_alloc_kb_per_route"])
+	}
+	if _, err := strconv.ParseUint(values["probe_gc_cycles"], 10, 64); err != nil {
+		t.Errorf("probe_gc_cycles = %q, want a count", values["probe_gc_cycles"])
+	}
+	if fi, err := os.Stat(heapProfile); err != nil || fi.Size() == 0 {
+		t.Errorf("--memprofile wrote no profile: %v", err)
 	}
 	if !strings.Contains(stdout, "HAProxy Unified Gateway") {
 		t.Error("the references are missing")
