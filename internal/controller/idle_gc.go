@@ -19,7 +19,7 @@ const (
 // heap goal at which the Go runtime may start a collection on its own:
 // its pacer never triggers below 45/64 of it (runtime/mgcpacer.go,
 // minTriggerRatioNum / triggerRatioDen).
-const earliestTrigger = 0.7
+const earliestTrigger = 45.0 / 64
 
 // heapStats is one reading of the heap, in bytes.
 type heapStats struct {

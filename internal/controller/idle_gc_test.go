@@ -13,7 +13,7 @@ const mib = 1 << 20
 
 func TestCollectSoonWhenTheNextReconciliationReachesTheEarliestTrigger(t *testing.T) {
 	// Live 64 MiB, goal 128 MiB: the runtime may start a collection from
-	// 64 + 0.7 × 64 = 108.8 MiB on.
+	// 64 + 45/64 × 64 = 109 MiB on.
 	at := func(objects, perReconcile uint64) bool {
 		return collectSoon(heapStats{Objects: objects * mib, Live: 64 * mib, Goal: 128 * mib}, perReconcile*mib)
 	}
@@ -75,7 +75,7 @@ func TestIdleCollectorCollectsBeforeTheReconciliationThatWouldTrigger(t *testing
 		}
 	}
 	// From 64 MiB at 4 MiB a reconciliation, the eleventh (index 10)
-	// leaves 108 MiB, and the next would cross 108.8 MiB; the collection
+	// leaves 108 MiB, and the next would cross 109 MiB; the collection
 	// takes the heap back to 64 MiB and the count starts again.
 	if len(at) != 2 || at[0] != 10 || at[1] != 21 {
 		t.Errorf("collections after reconciliations %v, want [10 21]", at)
