@@ -63,10 +63,11 @@ type Config struct {
 	// IdleGC runs the garbage collector right after a reconciliation,
 	// in the debounce holdoff, when the next reconciliation would likely
 	// start a collection itself: the mark phase then runs while nothing
-	// waits, not beside a render and an apply. It changes when
-	// collections run, not how often (a little more often at most). For
-	// a process whose main job is the loop (haptic local, the
-	// controller); it runs runtime.GC, which is process-wide.
+	// waits, not beside a render and an apply. It changes mostly when
+	// collections run: they come somewhat more often (about 1.4× at
+	// 3,000 routes), the heap's peak is lower. For a process whose main
+	// job is the loop (haptic local, the controller); it runs
+	// runtime.GC, which is process-wide.
 	IdleGC bool
 }
 
