@@ -17,12 +17,12 @@ import (
 
 // Crash points, in apply order: the test hook (Config.crashPoint) is
 // called with each. "swap:<path>" comes before each rename of the swap.
-// "synced" comes before "journaled", except in an apply that serves
-// through runtime ops alone, where it comes after "ops".
+// Only an apply that serves through runtime ops alone runs ops; it passes
+// "marked" and "ops" before "staged".
 const (
+	stepMarked    = "marked" // the ops mark is written; the ops are next
 	stepStaged    = "staged"
-	stepJournaled = "journaled"
-	stepSynced    = "synced" // the staged files and the journal are durable
+	stepJournaled = "journaled" // the staged files and the journal are durable
 	stepSwapped   = "swapped"
 	stepOps       = "ops"
 	stepReloaded  = "reloaded"
@@ -127,14 +127,19 @@ func (a *Agent) apply(ctx context.Context, req *agentapi.ApplyRequest, mode agen
 		res.PlanID = p.planID
 	}
 
-	// A runtime apply dials the socket while the files are staged.
+	// An apply that serves through runtime ops alone runs them before it
+	// writes anything into the tree: staging, the journal and the swap
+	// are not on the path of the change it serves. Its socket session is
+	// dialled while the files are checked.
+	opsFirst := !p.reload && len(p.ops) > 0
 	var sess *opSession
-	if !p.reload && len(p.ops) > 0 {
+	if opsFirst {
 		sess = a.warmSession(ctx)
 		defer sess.close()
 	}
 
-	// Stage, journal, swap.
+	// Check the files against the tree; nothing is written yet, so a
+	// refusal here changes nothing, runtime state included.
 	t = time.Now()
 	cur, err := hashTreeCached(a.base, a.treeCache)
 	if err != nil {
@@ -147,8 +152,30 @@ func (a *Agent) apply(ctx context.Context, req *agentapi.ApplyRequest, mode agen
 	if err != nil {
 		return err
 	}
-	// Durable points (each a flush of a syncSet; see syncset.go for why
-	// batching them is cheap):
+	res.Timings[agentapi.StageFiles] = time.Since(t)
+
+	// Ops first, when the apply serves through them alone; a failed op
+	// makes the fallback reload, onto the new files staged below.
+	live := false // runtime state changed: a restore must reload
+	needReload, reason := p.reload, p.reason
+	if opsFirst {
+		if err := a.markOps(p.planID); err != nil {
+			return nackf(agentapi.StageFiles, -1, "%v", err)
+		}
+		a.crash(stepMarked)
+		t = time.Now()
+		live = true
+		if idx, msg := a.runOps(ctx, sess, p, res, log); idx >= 0 {
+			needReload = true
+			reason = fmt.Sprintf("fallback: op %d failed: %s", idx, msg)
+			log.Warn("runtime op refused; reloading onto the new files", "op", idx, "message", msg)
+		}
+		res.Timings[agentapi.StageOps] = time.Since(t)
+		a.crash(stepOps)
+	}
+
+	// Stage, journal, swap. Durable points (each a flush of a syncSet;
+	// see syncset.go for why batching them is cheap):
 	//  1. before the first rename into the tree: the journal (recovery
 	//     must know a swap may be under way), the hard links of the old
 	//     files (a rollback puts them back) and the staged bodies' data
@@ -160,25 +187,20 @@ func (a *Agent) apply(ctx context.Context, req *agentapi.ApplyRequest, mode agen
 	// Nothing else is synced: a crash before 1 completes leaves the tree
 	// untouched, one between 1 and 3 rolls back from the journal, one
 	// after 3 rolls forward (cleanup only).
-	//
-	// An apply that serves through runtime ops alone flushes point 1 after
-	// the ops rather than before the swap, so that no disk sync delays the
-	// change HAProxy serves. Only a power loss or kernel crash can tell the
-	// difference (a killed process leaves the page cache to the next one),
-	// and those end HAProxy's runtime state too; a tree they leave torn
-	// fails the drift check against the committed manifest, and the
-	// controller answers a drifted tree with the full state and a reload.
-	syncAfterOps := !p.reload && len(p.ops) > 0
 	var tx *txn
 	var stamps map[string]stamp // of the staged files, by tree path
-	var staged syncSet          // point 1
 	var treeDirs syncSet        // point 2, flushed with the state
 	if len(entries) > 0 {
+		t = time.Now()
 		tx = a.newTxn()
+		var staged syncSet // point 1
 		fail := func(format string, err error) error {
 			staged.discard()
 			if rerr := a.state.Remove(journalFile); rerr == nil || isNotExist(rerr) {
 				_ = tx.cleanup()
+			}
+			if live {
+				a.reloadOntoTree(ctx, res)
 			}
 			return nackf(agentapi.StageFiles, -1, format, err)
 		}
@@ -193,46 +215,20 @@ func (a *Agent) apply(ctx context.Context, req *agentapi.ApplyRequest, mode agen
 		if err := writeJournal(&staged, a.state, j); err != nil {
 			return fail("%v", err)
 		}
-		if !syncAfterOps {
-			if err := staged.flush(); err != nil {
-				return fail("sync the staged files and the journal: %v", err)
-			}
-			a.crash(stepSynced)
+		if err := staged.flush(); err != nil {
+			return fail("sync the staged files and the journal: %v", err)
 		}
 		a.crash(stepJournaled)
-		res.Timings[agentapi.StageFiles] = time.Since(t)
+		res.Timings[agentapi.StageFiles] += time.Since(t)
 		t = time.Now()
 		if err := tx.swap(&treeDirs, entries, a.crash); err != nil {
-			a.restore(ctx, tx, entries, false, res)
+			a.restore(ctx, tx, entries, live, res)
 			return nackf(agentapi.StageSwap, -1, "%v", err)
 		}
 		a.crash(stepSwapped)
 		res.Timings[agentapi.StageSwap] = time.Since(t)
 	}
 
-	// Ops, then a reload when asked or as the fallback for a failed op.
-	live := false // runtime state changed: a restore must reload
-	needReload, reason := p.reload, p.reason
-	if !needReload && len(p.ops) > 0 {
-		t = time.Now()
-		live = true
-		if idx, msg := a.runOps(ctx, sess, p, res, log); idx >= 0 {
-			needReload = true
-			reason = fmt.Sprintf("fallback: op %d failed: %s", idx, msg)
-			log.Warn("runtime op refused; reloading onto the new files", "op", idx, "message", msg)
-		}
-		res.Timings[agentapi.StageOps] = time.Since(t)
-		a.crash(stepOps)
-	}
-	if syncAfterOps && tx != nil {
-		t = time.Now()
-		if err := staged.flush(); err != nil {
-			a.restore(ctx, tx, entries, live, res)
-			return nackf(agentapi.StageFiles, -1, "sync the staged files and the journal: %v", err)
-		}
-		res.Timings[agentapi.StageFiles] += time.Since(t)
-		a.crash(stepSynced)
-	}
 	fallback := live && needReload
 	scheduled := false
 	if needReload {
@@ -289,6 +285,11 @@ func (a *Agent) apply(ctx context.Context, req *agentapi.ApplyRequest, mode agen
 			a.restore(ctx, tx, entries, live || res.Reload.Performed, res)
 		}
 		return nackf(agentapi.StageCommit, -1, "write state: %v", err)
+	}
+	// The runtime state matches the committed plan: its own ops ran, or
+	// a reload loaded the committed tree.
+	if opsFirst || (res.Reload.Performed && res.Reload.OK) {
+		a.clearOpsMark()
 	}
 	a.crash(stepCommitted)
 	// The tree now holds the staged files under their paths: the next
@@ -599,6 +600,26 @@ func (a *Agent) restore(ctx context.Context, tx *txn, entries []journalEntry, li
 	res.Rollback.OK = true
 	_ = a.state.Remove(journalFile)
 	_ = tx.cleanup()
+	if live {
+		a.clearOpsMark()
+	}
+}
+
+// reloadOntoTree brings HAProxy back onto the unchanged tree after the
+// ops ran and the files could not be staged. A reload that fails leaves
+// the baseline unknown and the ops mark for the next start.
+func (a *Agent) reloadOntoTree(ctx context.Context, res *agentapi.ApplyResult) {
+	res.Rollback.Performed = true
+	if _, _, err := a.reloadAndVerify(ctx); err != nil {
+		res.Rollback.Message = fmt.Sprintf("reload onto the unchanged files: %v", err)
+		a.log.Error("restore failed; the next start reloads", "err", err)
+		a.mu.Lock()
+		a.baselineUnknown = true
+		a.mu.Unlock()
+		return
+	}
+	res.Rollback.OK = true
+	a.clearOpsMark()
 }
 
 // restoreLive brings HAProxy back onto the unchanged files after runtime

@@ -3,6 +3,8 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -263,6 +265,69 @@ func TestRefusedOpWithAFailingFallbackRestoresTheOldSet(t *testing.T) {
 	}
 	if code, body := s.get(t, "api.example.com"); code != 200 || body != "pod-1\n" {
 		t.Errorf("GET api = %d %q, want 200 pod-1", code, body)
+	}
+}
+
+// TestRuntimeOpsWhoseFilesCannotBeStagedAreUndoneByAReload: a runtime
+// apply runs its ops before it writes a file, so when the staging then
+// fails HAProxy already serves the new route; the agent reloads onto the
+// unchanged tree and NACKs at the files stage, and the next apply lands.
+func TestRuntimeOpsWhoseFilesCannotBeStagedAreUndoneByAReload(t *testing.T) {
+	s := startSite(t, "3.4")
+	api, shop := haproxytest.StartEcho(t, "api-a"), haproxytest.StartEcho(t, "shop-a")
+	a := s.newAgent(t, nil)
+	w := world{routes: []route{{"api.example.com", "be_api", []renderplan.Server{server("api-a", api)}}}}
+	prev := s.build(t, w)
+	mustApply(t, a, fullRequest(prev, 1))
+	w.routes = append(w.routes, route{"shop.example.com", "be_shop", []renderplan.Server{server("shop-a", shop)}})
+	next := s.build(t, w)
+	req, d := diffRequest(t, s, prev, next, 2)
+	if d.Verdict != deployplan.VerdictRuntime {
+		t.Fatalf("verdict %s, want runtime", d.Verdict)
+	}
+	// A file where the staging directory goes: every staged write fails.
+	txnDir := filepath.Join(s.dir, ".haptic-txn")
+	if err := os.RemoveAll(txnDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(txnDir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reloads := s.reloads(t)
+	res, err := a.Apply(context.Background(), req)
+	nack := nackStage(t, err)
+	if nack.Stage != agentapi.StageFiles {
+		t.Fatalf("nack %+v, want the files stage", nack)
+	}
+	if len(res.Ops) != len(req.Ops) {
+		t.Errorf("%d op results for %d ops: the ops should have run before the staging", len(res.Ops), len(req.Ops))
+	}
+	if !res.Rollback.Performed || !res.Rollback.OK {
+		t.Errorf("rollback %+v, want a reload onto the unchanged tree", res.Rollback)
+	}
+	if got := s.reloads(t); got != reloads+1 {
+		t.Errorf("reloads %d → %d, want one", reloads, got)
+	}
+	if code, _ := s.get(t, "shop.example.com"); code != 404 {
+		t.Errorf("GET shop.example.com = %d, want 404 (the ops were undone)", code)
+	}
+	if code, body := s.get(t, "api.example.com"); code != 200 || body != "api-a\n" {
+		t.Errorf("GET api = %d %q, want 200 api-a", code, body)
+	}
+	if diff := cmp.Diff(outFiles(prev), treeFiles(t, s.dir)); diff != "" {
+		t.Errorf("tree is not the old set (-want +got):\n%s", diff)
+	}
+	if _, err := os.Stat(filepath.Join(s.dir, ".haptic", "ops.json")); !os.IsNotExist(err) {
+		t.Errorf("the ops mark is left after the restore (stat: %v)", err)
+	}
+
+	if err := os.Remove(txnDir); err != nil {
+		t.Fatal(err)
+	}
+	req.Fence = 3
+	mustApply(t, a, req)
+	if code, body := s.get(t, "shop.example.com"); code != 200 || body != "shop-a\n" {
+		t.Errorf("GET shop.example.com after the retry = %d %q, want 200 shop-a", code, body)
 	}
 }
 

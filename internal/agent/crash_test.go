@@ -105,8 +105,8 @@ func TestKillingTheAgentAtAnyStepLeavesTheOldOrTheNewSet(t *testing.T) {
 		steps []string
 	}
 	for _, sc := range []scenario{
-		{"runtime", "", []string{"staged", "journaled", "swap:maps/hosts.map", "swap:haproxy.cfg", "swapped", "ops", "synced", "committed", "done"}},
-		{"reload", "    http-response set-header X-Gen b\n", []string{"staged", "synced", "journaled", "swap:maps/hosts.map", "swap:haproxy.cfg", "swapped", "reloaded", "committed", "done"}},
+		{"runtime", "", []string{"marked", "ops", "staged", "journaled", "swap:maps/hosts.map", "swap:haproxy.cfg", "swapped", "committed", "done"}},
+		{"reload", "    http-response set-header X-Gen b\n", []string{"staged", "journaled", "swap:maps/hosts.map", "swap:haproxy.cfg", "swapped", "reloaded", "committed", "done"}},
 	} {
 		for _, step := range sc.steps {
 			t.Run(sc.name+"/"+step, func(t *testing.T) {
@@ -200,11 +200,11 @@ func runCrashHelper(t *testing.T, s *site, req *agentapi.ApplyRequest, step stri
 	}
 }
 
-// TestRuntimeAppliesSyncTheDiskAfterTheOps checks where the durable point
-// of the staged files falls: after the ops when the apply serves through
-// runtime ops alone (no disk sync delays HAProxy), before the swap when
-// it reloads.
-func TestRuntimeAppliesSyncTheDiskAfterTheOps(t *testing.T) {
+// TestRuntimeAppliesRunTheOpsBeforeTheFiles checks the order of the
+// steps: an apply that serves through runtime ops alone marks and runs
+// them before it stages anything (no file write delays HAProxy); one that
+// reloads stages, journals and swaps first.
+func TestRuntimeAppliesRunTheOpsBeforeTheFiles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real HAProxy; skipped with -short")
 	}
@@ -212,8 +212,8 @@ func TestRuntimeAppliesSyncTheDiskAfterTheOps(t *testing.T) {
 		extra string
 		want  []string
 	}{
-		"runtime": {"", []string{"staged", "journaled", "swap:maps/hosts.map", "swap:haproxy.cfg", "swapped", "ops", "synced", "committed", "done"}},
-		"reload":  {"    http-response set-header X-Gen b\n", []string{"staged", "synced", "journaled", "swap:maps/hosts.map", "swap:haproxy.cfg", "swapped", "reloaded", "committed", "done"}},
+		"runtime": {"", []string{"marked", "ops", "staged", "journaled", "swap:maps/hosts.map", "swap:haproxy.cfg", "swapped", "committed", "done"}},
+		"reload":  {"    http-response set-header X-Gen b\n", []string{"staged", "journaled", "swap:maps/hosts.map", "swap:haproxy.cfg", "swapped", "reloaded", "committed", "done"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := startSite(t, "3.4")

@@ -11,45 +11,53 @@
 // # The apply transaction
 //
 // [Agent.Apply] runs one transaction at a time: fence (expected previous
-// plan, fencing token not older than the newest accepted) → stage the
-// changed bodies under BaseDir/.haptic-txn (same filesystem), hard-link
-// the old files aside and write the journal, then make all of it durable
-// in one pass → swap by renames, haproxy.cfg last → run the ops on one
-// worker socket session (a batch per op), stopping at the first failure
-// → reload through the master socket when the mode
-// or verdict asks, or as the fallback after a refused op (the files are
-// already the new set, so the reload makes it live; a fallback reload is
-// not paced) → verify (Success=1, no failed reload counted, a new serving
-// PID in "show proc") → commit: the tree directories the swap renamed
-// into are synced with the new state, then state.json (the commit point)
-// naming the plan and its manifest and, when this apply reloaded and
-// verified, a new last-known-good set (hard links in StateDir): only a set
-// HAProxy parsed is last-known-good, so revert_lkg never lands on a set
-// that reached HAProxy through runtime ops alone. Any failure restores the journal; when ops or a
-// reload already reached HAProxy, the agent also reloads onto the restored
-// files so the runtime state matches them. The NACK carries the stage and
-// HAProxy's text ([ALERT] lines for a refused reload).
+// plan, fencing token not older than the newest accepted) → check the
+// files against the tree (patches rebuilt, digests compared; nothing is
+// written) → stage the changed bodies under BaseDir/.haptic-txn (same
+// filesystem), hard-link the old files aside and write the journal, then
+// make all of it durable in one pass → swap by renames, haproxy.cfg last
+// → reload through the master socket when the mode or verdict asks, or as
+// the fallback after a refused op (the files are already the new set, so
+// the reload makes it live; a fallback reload is not paced) → verify
+// (Success=1, no failed reload counted, a new serving PID in "show proc")
+// → commit: the tree directories the swap renamed into are synced with
+// the new state, then state.json (the commit point) naming the plan and
+// its manifest and, when this apply reloaded and verified, a new
+// last-known-good set (hard links in StateDir): only a set HAProxy parsed
+// is last-known-good, so revert_lkg never lands on a set that reached
+// HAProxy through runtime ops alone. Any failure restores the journal;
+// when ops or a reload already reached HAProxy, the agent also reloads
+// onto the restored files so the runtime state matches them. The NACK
+// carries the stage and HAProxy's text ([ALERT] lines for a refused
+// reload).
 //
-// What a runtime apply does before its ops is on the path of the change
-// it serves, so it is kept to the change: the tree is hashed through a
-// cache of file stamps (size, modification time, inode) that each commit
-// primes with the files it staged, so only files changed by someone else
-// are read back; bodies the handler already hashed are not hashed again
-// ([agentapi.BodiesChecked]); a file may come as an [agentapi.Patch] of
-// the one on disk, rebuilt from the body the agent kept when it wrote
-// that file (read from disk only when it has none) and checked against
-// the manifest's digest before anything is written; the socket session
-// is dialled in the background while the files are staged; and the one
-// durable pass runs after the ops instead of before the swap (a power
-// loss in between also ends HAProxy's runtime state, and a torn tree
-// fails the drift check).
+// An apply that serves through runtime ops alone runs them on one worker
+// socket session (a batch per op, stopping at the first failure) right
+// after the check, before it stages anything: the files are what the next
+// reload loads, not what HAProxy serves now, so writing them is kept off
+// the path of the change. It first writes an ops mark in StateDir (not
+// synced: a killed agent leaves it in the page cache, and a power loss
+// ends HAProxy's runtime state too); a crash before the commit leaves the
+// mark, and recovery answers it with a reload onto the committed tree.
+// Files that then fail to stage are answered the same way, at once.
+//
+// What such an apply does before its ops is kept to the change: the tree
+// is hashed through a cache of file stamps (size, modification time,
+// inode) that each commit primes with the files it staged, so only files
+// changed by someone else are read back; bodies the handler already
+// hashed are not hashed again ([agentapi.BodiesChecked]); a file may come
+// as an [agentapi.Patch] of the one on disk, rebuilt from the body the
+// agent kept when it wrote that file (read from disk only when it has
+// none) and checked against the manifest's digest; and the socket session
+// is dialled in the background during the check.
 //
 // # Crash recovery
 //
 // [New] finishes or rolls back an interrupted apply: a journal whose
 // transaction state.json already names is cleaned up (roll forward);
-// any other is rolled back to the old files, and the reload that may be
-// owed runs first thing in [Agent.Run] (or before the next apply).
+// any other is rolled back to the old files. That, or an ops mark of a
+// plan state.json does not name, owes a reload onto the committed tree,
+// which runs first thing in [Agent.Run] (or before the next apply).
 // Killing the agent at any step leaves the tree exactly the old or the new
 // set (tested with SIGKILL at every step).
 //

@@ -8,15 +8,17 @@ import (
 )
 
 // reasonRecovery marks the reload a crash recovery owes.
-const reasonRecovery = "recovery: an interrupted apply was rolled back"
+const reasonRecovery = "recovery: an interrupted apply may have reached HAProxy; reloading onto the committed tree"
 
 // recover loads the durable state and finishes an apply a crash
 // interrupted. A journal whose transaction the state already names was
 // committed: only its cleanup is left (roll forward). Any other journal
 // is rolled back to the old files, and since its ops or reload may have
 // reached HAProxy, a reload onto the old files is owed (Run or the next
-// Apply performs it). Staging left without a journal is discarded. A
-// committed apply whose paced reload had not run yet owes that reload.
+// Apply performs it). So does an ops mark the state does not confirm
+// (see opsMarkFile): the ops of an apply that ran them before staging.
+// Staging left without a journal is discarded. A committed apply whose
+// paced reload had not run yet owes that reload.
 func (a *Agent) recover() error {
 	if _, err := readJSON(a.state, stateFile, &a.durable); err != nil {
 		return err
@@ -53,6 +55,14 @@ func (a *Agent) recover() error {
 		if err := a.state.Remove(journalFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
+	}
+	owed, err := a.recoverOpsMark()
+	if err != nil {
+		return fmt.Errorf("read %s: %w", opsMarkFile, err)
+	}
+	if owed {
+		a.log.Warn("recovery: an interrupted apply ran runtime ops; reloading onto the committed tree")
+		a.reloadDue, a.reloadReason = true, reasonRecovery
 	}
 	if err := a.base.RemoveAll(txnDirName); err != nil {
 		return fmt.Errorf("clean staging: %w", err)
