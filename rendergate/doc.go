@@ -78,6 +78,14 @@
 // While a check runs only the newest submitted output waits; older ones
 // are reported superseded ([ErrSuperseded]).
 //
+// A background check must not delay the changes it checks. HAProxyChecker
+// runs haproxy at nice 19, and it is a [Pauser]: the controller pauses it
+// for the length of each reconciliation, which holds a check that has not
+// started and stops a running haproxy's process group (SIGSTOP, then
+// SIGCONT), its timeout's clock with it. Measured at 3,000 routes on a
+// 2-core machine, a route add's median went from ~20 ms with the check
+// competing to ~15 ms paused, against ~13.5 ms with no check at all.
+//
 // # I/O and concurrency
 //
 // HAProxyChecker does I/O: it writes and removes scratch directories and

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/haptic-io/haptic/renderplan"
@@ -30,7 +31,8 @@ type Config struct {
 	// Binary is the haproxy executable: a path, or a name looked up in
 	// PATH when the checker is made. Required.
 	Binary string
-	// Timeout bounds one check, from laying out the tree to haproxy's exit.
+	// Timeout bounds one check, from laying out the tree to haproxy's exit,
+	// not counting the time it is held by [HAProxyChecker.Pause].
 	// A check that runs longer is killed (with its process group) and is a
 	// refusal with [CheckError.TimedOut] set. Zero means [DefaultTimeout].
 	Timeout time.Duration
@@ -74,9 +76,13 @@ type HAProxyChecker struct {
 	runAs     *User
 	isolated  bool // network namespace available, decided once by the probe in New
 	log       *slog.Logger
+	pauser    // Pause and Resume
 }
 
-var _ Checker = (*HAProxyChecker)(nil)
+var (
+	_ Checker = (*HAProxyChecker)(nil)
+	_ Pauser  = (*HAProxyChecker)(nil)
+)
 
 // NewHAProxyChecker applies cfg's defaults, checks it, and runs `haproxy -v`
 // once (bounded by cfg.Timeout) to learn the version and whether the
@@ -238,6 +244,9 @@ func (c *HAProxyChecker) Check(ctx context.Context, out *renderplan.Output) erro
 	if reason := treeProblem(out); reason != "" {
 		return refuse(reason)
 	}
+	if err := c.wait(ctx); err != nil {
+		return fmt.Errorf("rendergate: check plan %s: %w", id, err)
+	}
 	start := time.Now()
 	dir, err := os.MkdirTemp(c.scratch, "rendergate-")
 	if err != nil {
@@ -252,13 +261,23 @@ func (c *HAProxyChecker) Check(ctx context.Context, out *renderplan.Output) erro
 		return fmt.Errorf("rendergate: check plan %s: lay out tree: %w", id, err)
 	}
 
-	runCtx, cancel := context.WithTimeout(ctx, c.timeout-time.Since(start))
+	budget := c.timeout - time.Since(start)
+	if err := c.wait(ctx); err != nil {
+		return fmt.Errorf("rendergate: check plan %s: %w", id, err)
+	}
+
+	// The timeout is a budget of haproxy's running time: a Pause stops
+	// haproxy and the budget's clock together.
+	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	var timedOut atomic.Bool
 	var output cappedBuffer
 	output.max = c.maxOutput
 	cmd := c.command(runCtx, dir, c.isolated, &output, "-c", "-dr", "-f", renderplan.ConfigPath)
 	err = cmd.Start()
 	if err == nil {
+		rc := c.track(cmd.Process.Pid, budget, func() { timedOut.Store(true); cancel() })
+		defer c.untrack(rc)
 		// The check shares the cores with the data path (the agent's
 		// applies, HAProxy itself): it runs at a lower CPU priority so
 		// that it delays them as little as possible. It runs at the
@@ -279,7 +298,7 @@ func (c *HAProxyChecker) Check(ctx context.Context, out *renderplan.Output) erro
 		return fmt.Errorf("rendergate: check plan %s: %w", id, context.Cause(ctx))
 	}
 	alerts := alertsOf(text)
-	if errors.Is(runCtx.Err(), context.DeadlineExceeded) {
+	if timedOut.Load() {
 		return &CheckError{PlanID: id, ExitCode: -1, TimedOut: true, Alerts: alerts, Output: text,
 			Reason: fmt.Sprintf("haproxy -c did not finish within %v", c.timeout)}
 	}

@@ -55,6 +55,11 @@ func killProcessGroup(pid int) error {
 	return err
 }
 
+// stopProcessGroup and continueProcessGroup pause and continue haproxy
+// and anything it started (see [Pauser]).
+func stopProcessGroup(pid int) error     { return syscall.Kill(-pid, syscall.SIGSTOP) }
+func continueProcessGroup(pid int) error { return syscall.Kill(-pid, syscall.SIGCONT) }
+
 // checkNice is the nice value a check runs at: the lowest, so that a
 // check (about 130 ms of CPU at 3,000 backends) yields the CPU to the data
 // path (HAProxy, the agent, the controller's reconciliations, at the

@@ -42,7 +42,10 @@ type Config struct {
 	// Required.
 	Targets func() []Target
 	// Checker validates rendered outputs in the background (the render
-	// gate). Nil means no validation: every plan is dispatched at once.
+	// gate). Nil means no validation: every plan is dispatched at once. A
+	// Checker that is also a [rendergate.Pauser] is paused for the length
+	// of each reconciliation, so that a check never delays a change on
+	// its way to the pods.
 	Checker rendergate.Checker
 	// Debounce coalesces changes; the zero value disables debouncing.
 	// Local mode passes [DefaultDebounceInterval].
@@ -80,6 +83,7 @@ type Loop struct {
 	deb      *debouncer
 	gate     *rendergate.Gate
 	runner   *rendergate.Runner // nil without a Checker
+	pauser   rendergate.Pauser  // the Checker, when it is one
 	disp     *dispatcher
 	m        *metrics
 	log      *slog.Logger
@@ -184,6 +188,9 @@ func New(cfg Config) (*Loop, error) {
 	}
 	if cfg.IdleGC {
 		l.idleGC = &idleCollector{}
+	}
+	if p, ok := cfg.Checker.(rendergate.Pauser); ok {
+		l.pauser = p
 	}
 	if cfg.Checker != nil {
 		l.runner, err = rendergate.NewRunner(rendergate.RunnerConfig{Checker: cfg.Checker, OnResult: l.onVerdict, Log: cfg.Log})
@@ -381,6 +388,10 @@ func (l *Loop) applyEvent(ev Event) bool {
 
 // reconcile renders the current objects, asks the gate and dispatches.
 func (l *Loop) reconcile(ctx context.Context) {
+	if l.pauser != nil {
+		l.pauser.Pause()
+		defer l.pauser.Resume()
+	}
 	if l.idleGC != nil {
 		l.idleGC.begin()
 		defer l.idleGC.end()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -275,4 +277,52 @@ func mustMetrics(t *testing.T) *metrics {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// pausingChecker is a passing Checker that is also a rendergate.Pauser
+// and counts how deep it is paused.
+type pausingChecker struct {
+	depth, pauses atomic.Int32
+}
+
+func (c *pausingChecker) Check(context.Context, *renderplan.Output) error { return nil }
+func (c *pausingChecker) Pause()                                          { c.depth.Add(1); c.pauses.Add(1) }
+func (c *pausingChecker) Resume()                                         { c.depth.Add(-1) }
+
+func TestLoopPausesTheCheckerForEachReconciliation(t *testing.T) {
+	checker := &pausingChecker{}
+	var during []int32 // the depth while each reconciliation asks for its targets
+	var mu sync.Mutex
+	src, agent := newChanSource(), newFakeAgent()
+	l, err := New(Config{
+		Source: src,
+		Engine: testEngine(t),
+		Targets: func() []Target {
+			mu.Lock()
+			during = append(during, checker.depth.Load())
+			mu.Unlock()
+			return []Target{{Name: "haproxy-0", Agent: agent}}
+		},
+		Checker:    checker,
+		Log:        testLogger(t),
+		Registerer: prometheus.NewRegistry(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runLoop(t, l)
+	src.send(t, Event{Changes: []Change{upsert(route("a", "a.example", "127.0.0.1", 9001))}, Initialized: true})
+	agent.next(t)
+	src.send(t, Event{Changes: []Change{upsert(route("b", "b.example", "127.0.0.1", 9002))}})
+	agent.next(t)
+	eventually(t, "the checker to be resumed after both reconciliations", func() bool {
+		return checker.depth.Load() == 0 && checker.pauses.Load() >= 2
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	for i, d := range during {
+		if d != 1 {
+			t.Errorf("reconciliation %d ran with the checker paused %d deep, want 1", i, d)
+		}
+	}
 }
