@@ -32,9 +32,9 @@ const (
 
 // Apply runs one apply transaction (see the package doc): fence, check,
 // stage, journal, swap, reload, verify, commit; an apply that serves
-// through runtime ops alone runs them right after the check. On a NACK it returns the
-// result and a *[agentapi.NackError] carrying it; the old worker keeps
-// serving and the tree is back to the old files.
+// through runtime ops alone runs them right after the check. On a NACK it
+// returns the result and a *[agentapi.NackError] carrying it; the old
+// worker keeps serving and the tree is back to the old files.
 func (a *Agent) Apply(ctx context.Context, req *agentapi.ApplyRequest) (*agentapi.ApplyResult, error) {
 	if req == nil {
 		return nil, &agentapi.NackError{Stage: agentapi.StageDecode, Op: -1, Message: "nil request"}
