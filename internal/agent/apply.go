@@ -593,9 +593,7 @@ func (a *Agent) restore(ctx context.Context, tx *txn, entries []journalEntry, li
 	if err != nil {
 		res.Rollback.Message = err.Error()
 		a.log.Error("restore failed; the journal stays for the next start", "err", err)
-		a.mu.Lock()
-		a.baselineUnknown = true
-		a.mu.Unlock()
+		a.loseBaseline()
 		return
 	}
 	res.Rollback.OK = true
@@ -614,9 +612,7 @@ func (a *Agent) reloadOntoTree(ctx context.Context, res *agentapi.ApplyResult) {
 	if _, _, err := a.reloadAndVerify(ctx); err != nil {
 		res.Rollback.Message = fmt.Sprintf("reload onto the unchanged files: %v", err)
 		a.log.Error("restore failed; the next start reloads", "err", err)
-		a.mu.Lock()
-		a.baselineUnknown = true
-		a.mu.Unlock()
+		a.loseBaseline()
 		return
 	}
 	res.Rollback.OK = true
@@ -629,6 +625,13 @@ func (a *Agent) reloadOntoTree(ctx context.Context, res *agentapi.ApplyResult) {
 func (a *Agent) restoreLive(_ context.Context, res *agentapi.ApplyResult) {
 	res.Rollback.Performed = true
 	res.Rollback.Message = "no files changed; runtime ops already ran and the reload failed, so the baseline is unknown"
+	a.loseBaseline()
+}
+
+// loseBaseline makes the state report no applied plan until an apply
+// commits: the tree or HAProxy's runtime state may not be the committed
+// set, so the controller must send the full state and a reload.
+func (a *Agent) loseBaseline() {
 	a.mu.Lock()
 	a.baselineUnknown = true
 	a.mu.Unlock()

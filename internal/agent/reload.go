@@ -137,9 +137,7 @@ func (a *Agent) runDueReload(ctx context.Context) time.Duration {
 	a.mu.Unlock()
 	if err != nil {
 		a.log.Error("scheduled reload failed; the baseline is unknown until a full apply", "stage", stage, "err", err)
-		a.mu.Lock()
-		a.baselineUnknown = true
-		a.mu.Unlock()
+		a.loseBaseline()
 	} else {
 		a.log.Info("scheduled reload done", "plan_id", next.AppliedPlanID, "took", info.Took)
 		next.ReloadPending = false
@@ -172,8 +170,6 @@ func (a *Agent) settleRecoveryLocked(ctx context.Context) {
 	}
 	if _, _, err := a.reloadAndVerify(ctx); err != nil {
 		a.log.Error("recovery reload failed", "err", err)
-		a.mu.Lock()
-		a.baselineUnknown = true
-		a.mu.Unlock()
+		a.loseBaseline()
 	}
 }
