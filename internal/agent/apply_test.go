@@ -53,21 +53,13 @@ func TestBootstrapAnswers503UntilTheFirstPlanLands(t *testing.T) {
 // TestRouteAddOn34RunsOpsWithoutReloadAndServesAtOnce is test 1.
 func TestRouteAddOn34RunsOpsWithoutReloadAndServesAtOnce(t *testing.T) {
 	s := startSite(t, "3.4")
-	api, shop := haproxytest.StartEcho(t, "api-a"), haproxytest.StartEcho(t, "shop-a")
 	a := s.newAgent(t, nil)
-	w := world{routes: []route{{"api.example.com", "be_api", []renderplan.Server{server("api-a", api)}}}}
-	prev := s.build(t, w)
-	mustApply(t, a, fullRequest(prev, 1))
-	w.routes = append(w.routes, route{"shop.example.com", "be_shop", []renderplan.Server{server("shop-a", shop)}})
-	next := s.build(t, w)
+	add := addShopRoute(t, s, a)
+	next, req := add.next, add.req
 	if code, _ := s.get(t, "shop.example.com"); code != 404 {
 		t.Fatalf("shop before the route add answered %d, want 404", code)
 	}
 	reloads := s.reloads(t)
-	req, d := diffRequest(t, s, prev, next, 2)
-	if d.Verdict != deployplan.VerdictRuntime {
-		t.Fatalf("verdict %s, want runtime:\n%s", d.Verdict, d)
-	}
 	res := mustApply(t, a, req)
 	if code, body := s.get(t, "shop.example.com"); code != 200 || body != "shop-a\n" {
 		t.Fatalf("GET shop.example.com right after the apply = %d %q, want 200 from shop-a", code, body)
@@ -274,17 +266,9 @@ func TestRefusedOpWithAFailingFallbackRestoresTheOldSet(t *testing.T) {
 // unchanged tree and NACKs at the files stage, and the next apply lands.
 func TestRuntimeOpsWhoseFilesCannotBeStagedAreUndoneByAReload(t *testing.T) {
 	s := startSite(t, "3.4")
-	api, shop := haproxytest.StartEcho(t, "api-a"), haproxytest.StartEcho(t, "shop-a")
 	a := s.newAgent(t, nil)
-	w := world{routes: []route{{"api.example.com", "be_api", []renderplan.Server{server("api-a", api)}}}}
-	prev := s.build(t, w)
-	mustApply(t, a, fullRequest(prev, 1))
-	w.routes = append(w.routes, route{"shop.example.com", "be_shop", []renderplan.Server{server("shop-a", shop)}})
-	next := s.build(t, w)
-	req, d := diffRequest(t, s, prev, next, 2)
-	if d.Verdict != deployplan.VerdictRuntime {
-		t.Fatalf("verdict %s, want runtime", d.Verdict)
-	}
+	add := addShopRoute(t, s, a)
+	prev, req := add.prev, add.req
 	// A file where the staging directory goes: every staged write fails.
 	txnDir := filepath.Join(s.dir, ".haptic-txn")
 	if err := os.RemoveAll(txnDir); err != nil {
@@ -373,18 +357,10 @@ func TestFencingRefusesStaleTokensAndWrongPlansWithoutWriting(t *testing.T) {
 // reloads onto it.
 func TestRevertLKGRestoresTheLastSetHAProxyLoaded(t *testing.T) {
 	s := startSite(t, "3.4")
-	api, shop := haproxytest.StartEcho(t, "api-a"), haproxytest.StartEcho(t, "shop-a")
 	a := s.newAgent(t, nil)
-	w := world{routes: []route{{"api.example.com", "be_api", []renderplan.Server{server("api-a", api)}}}}
-	good := s.build(t, w)
-	mustApply(t, a, fullRequest(good, 1))
-	w.routes = append(w.routes, route{"shop.example.com", "be_shop", []renderplan.Server{server("shop-a", shop)}})
-	next := s.build(t, w)
-	req, d := diffRequest(t, s, good, next, 2)
-	if d.Verdict != deployplan.VerdictRuntime {
-		t.Fatalf("verdict %s, want runtime", d.Verdict)
-	}
-	mustApply(t, a, req)
+	add := addShopRoute(t, s, a)
+	good, next := add.prev, add.next
+	mustApply(t, a, add.req)
 	st, _ := a.State(context.Background())
 	if st.AppliedPlanID != next.Plan.ID() || st.LastKnownGoodPlanID != good.Plan.ID() {
 		t.Fatalf("after the runtime apply: applied %q lkg %q, want %q and %q", st.AppliedPlanID, st.LastKnownGoodPlanID, next.Plan.ID(), good.Plan.ID())

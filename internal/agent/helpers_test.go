@@ -359,3 +359,27 @@ func nackStage(t testing.TB, err error) *agentapi.NackError {
 	}
 	return nack
 }
+
+// shopRouteAdd is the route add many tests make: an agent serving
+// api.example.com (applied in full, fence 1), then the runtime request
+// (fence 2) that adds shop.example.com on its own echo backend. It does
+// not apply the request.
+type shopRouteAdd struct {
+	prev, next *renderplan.Output
+	req        *agentapi.ApplyRequest
+}
+
+func addShopRoute(t *testing.T, s *site, a *agent.Agent) shopRouteAdd {
+	t.Helper()
+	api, shop := haproxytest.StartEcho(t, "api-a"), haproxytest.StartEcho(t, "shop-a")
+	w := world{routes: []route{{"api.example.com", "be_api", []renderplan.Server{server("api-a", api)}}}}
+	prev := s.build(t, w)
+	mustApply(t, a, fullRequest(prev, 1))
+	w.routes = append(w.routes, route{"shop.example.com", "be_shop", []renderplan.Server{server("shop-a", shop)}})
+	next := s.build(t, w)
+	req, d := diffRequest(t, s, prev, next, 2)
+	if d.Verdict != deployplan.VerdictRuntime {
+		t.Fatalf("verdict %s, want runtime:\n%s", d.Verdict, d)
+	}
+	return shopRouteAdd{prev: prev, next: next, req: req}
+}

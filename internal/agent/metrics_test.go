@@ -7,8 +7,6 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/haptic-io/haptic/internal/agent"
-	"github.com/haptic-io/haptic/internal/haproxytest"
-	"github.com/haptic-io/haptic/renderplan"
 )
 
 // metricValue sums the samples of the family name whose labels include
@@ -55,14 +53,10 @@ func value(m *dto.Metric) float64 {
 
 func TestMetricsCountAppliesReloadsOpsAndDrift(t *testing.T) {
 	s := startSite(t, "3.4")
-	api, shop := haproxytest.StartEcho(t, "api-a"), haproxytest.StartEcho(t, "shop-a")
 	a := s.newAgent(t, nil)
-	w := world{routes: []route{{"api.example.com", "be_api", []renderplan.Server{server("api-a", api)}}}}
-	prev := s.build(t, w)
-	mustApply(t, a, fullRequest(prev, 1))
-	w.routes = append(w.routes, route{"shop.example.com", "be_shop", []renderplan.Server{server("shop-a", shop)}})
-	req, _ := diffRequest(t, s, prev, s.build(t, w), 2)
-	mustApply(t, a, req)
+	add := addShopRoute(t, s, a)
+	prev := add.prev
+	mustApply(t, a, add.req)
 	_, _ = a.Apply(context.Background(), fullRequest(prev, 0)) // fence NACK
 	for _, c := range []struct {
 		name   string
