@@ -32,8 +32,9 @@
 // reload).
 //
 // An apply that serves through runtime ops alone runs them on one worker
-// socket session (a batch per op, stopping at the first failure) right
-// after the check, before it stages anything: the files are what the next
+// socket session right after the check, before it stages anything (ops
+// share a batch only where a refusal among them cannot hurt traffic, see
+// opBatches; a refusal stops the apply after its batch): the files are what the next
 // reload loads, not what HAProxy serves now, so writing them is kept off
 // the path of the change. It first writes an ops mark in StateDir (not
 // synced: a killed agent leaves it in the page cache, and a power loss

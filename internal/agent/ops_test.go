@@ -1,13 +1,16 @@
 package agent_test
 
 import (
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/haptic-io/haptic/agentapi"
 	"github.com/haptic-io/haptic/deployplan"
 	"github.com/haptic-io/haptic/internal/agent"
 	"github.com/haptic-io/haptic/internal/haproxytest"
@@ -96,5 +99,55 @@ func TestARuntimeApplyWhoseStatsSocketCannotBeDialledFallsBackToAReload(t *testi
 	}
 	if diff := cmp.Diff(outFiles(next), treeFiles(t, s.dir)); diff != "" {
 		t.Errorf("tree (-want +got):\n%s", diff)
+	}
+}
+
+// TestAnAddedBackendIsBuiltInOneRoundTripAndARefusalStopsBeforeItsRoutes:
+// the ops that build a backend the apply adds share one batch, so HAProxy
+// runs all of them even after one is refused; the map entries that would
+// route to it come in the next batch and are not sent. The fallback
+// reload then serves the route from the new files.
+func TestAnAddedBackendIsBuiltInOneRoundTripAndARefusalStopsBeforeItsRoutes(t *testing.T) {
+	s := startSite(t, "3.4")
+	a := s.newAgent(t, nil)
+	add := addShopRoute(t, s, a)
+	req := add.req
+	kinds := make([]agentapi.OpKind, len(req.Ops))
+	for i, op := range req.Ops {
+		kinds[i] = op.Kind
+	}
+	want := []agentapi.OpKind{agentapi.OpAddBackend, agentapi.OpAddServer, agentapi.OpSetServerState, agentapi.OpPublishBackend}
+	if len(kinds) < len(want)+1 || !slices.Equal(kinds[:len(want)], want) || kinds[len(want)] != agentapi.OpAddMapEntry {
+		t.Fatalf("ops %v, want %v then map entries", kinds, want)
+	}
+	// HAProxy refuses the server (an unknown keyword); the files are
+	// valid, so the fallback reload loads them.
+	req.Ops[1].Keywords = []string{"no-such-keyword"}
+	reloads := s.reloads(t)
+	res := mustApply(t, a, req)
+	if !res.Reload.Performed || !res.Reload.OK || !strings.HasPrefix(res.Reload.Reason, "fallback: op 1 failed") {
+		t.Fatalf("reload %+v, want a fallback reload after op 1", res.Reload)
+	}
+	if got := s.reloads(t); got != reloads+1 {
+		t.Errorf("reloads %d → %d, want one", reloads, got)
+	}
+	got := make([]string, len(res.Ops))
+	for i, r := range res.Ops {
+		got[i] = fmt.Sprintf("%d %s ok=%v", r.Index, r.Op, r.OK)
+	}
+	wantRes := []string{
+		fmt.Sprintf("0 %s ok=true", req.Ops[0]),
+		fmt.Sprintf("1 %s ok=false", req.Ops[1]),
+		fmt.Sprintf("2 %s ok=false", req.Ops[2]),
+		fmt.Sprintf("3 %s ok=true", req.Ops[3]),
+	}
+	if diff := cmp.Diff(wantRes, got); diff != "" {
+		t.Errorf("op results (-want +got): the batch runs whole, the map entries not at all:\n%s", diff)
+	}
+	if len(res.Ops) > 1 && !strings.Contains(res.Ops[1].Reply, "no-such-keyword") {
+		t.Errorf("op 1 reply %q lacks HAProxy's complaint about the keyword", res.Ops[1].Reply)
+	}
+	if code, body := s.get(t, "shop.example.com"); code != 200 || body != "shop-a\n" {
+		t.Errorf("GET shop after the fallback = %d %q, want 200 from shop-a", code, body)
 	}
 }

@@ -26,9 +26,8 @@ type opsMark struct {
 	PrevPlanID string `json:"prevPlanID,omitempty"`
 }
 
-// markOps writes the mark for an apply of planID.
-func (a *Agent) markOps(planID string) error {
-	b, err := json.Marshal(opsMark{PlanID: planID, PrevPlanID: a.appliedPlan()})
+func (a *Agent) writeOpsMark(m opsMark) error {
+	b, err := json.Marshal(m)
 	if err != nil {
 		return err
 	}
@@ -36,6 +35,44 @@ func (a *Agent) markOps(planID string) error {
 		return fmt.Errorf("write %s: %w", opsMarkFile, err)
 	}
 	return nil
+}
+
+// pendingMark is an ops mark being written in the background while the
+// apply checks its files: creating a file costs a few hundred
+// microseconds here, about what the check costs, and neither needs the
+// other. The first op waits for it.
+type pendingMark struct {
+	a    *Agent
+	done chan struct{} // closed when the write returned
+	err  error         // the write's error, once done is closed
+}
+
+// startOpsMark starts writing the mark for an apply of planID.
+func (a *Agent) startOpsMark(planID string) *pendingMark {
+	m := &pendingMark{a: a, done: make(chan struct{})}
+	mark := opsMark{PlanID: planID, PrevPlanID: a.appliedPlan()}
+	go func() {
+		defer close(m.done)
+		m.err = a.writeOpsMark(mark)
+	}()
+	return m
+}
+
+// wait returns once the mark is written, with the write's error.
+func (m *pendingMark) wait() error {
+	<-m.done
+	return m.err
+}
+
+// abandon waits for the write and removes the mark: the apply was
+// refused before any op ran. A nil mark is allowed.
+func (m *pendingMark) abandon() {
+	if m == nil {
+		return
+	}
+	if m.wait() == nil {
+		m.a.clearOpsMark()
+	}
 }
 
 // clearOpsMark removes the mark once HAProxy's runtime state matches what

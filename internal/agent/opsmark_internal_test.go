@@ -49,7 +49,7 @@ func TestRecoveryOwesAReloadForAnOpsMarkTheStateDoesNotName(t *testing.T) {
 func TestOpsMarkRoundTripsAndClears(t *testing.T) {
 	dir := t.TempDir()
 	a := markAgent(t, dir, "p1")
-	if err := a.markOps("p2"); err != nil {
+	if err := a.startOpsMark("p2").wait(); err != nil {
 		t.Fatal(err)
 	}
 	var m opsMark
@@ -61,6 +61,19 @@ func TestOpsMarkRoundTripsAndClears(t *testing.T) {
 	if owed, err := a.recoverOpsMark(); owed || err != nil {
 		t.Errorf("after clear: owed %v, err %v; want no reload", owed, err)
 	}
+}
+
+// A mark written for an apply that the check then refuses is removed:
+// no op ran, so no reload is owed.
+func TestAnAbandonedOpsMarkIsRemoved(t *testing.T) {
+	dir := t.TempDir()
+	a := markAgent(t, dir, "p1")
+	a.startOpsMark("p2").abandon()
+	if _, err := os.Stat(filepath.Join(dir, opsMarkFile)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the abandoned mark is still there (stat: %v)", err)
+	}
+	var none *pendingMark
+	none.abandon() // an apply without ops has no mark
 }
 
 func TestRecoveryReportsAnOpsMarkItCannotRead(t *testing.T) {

@@ -115,6 +115,11 @@ func TestAPatchThatDoesNotRebuildTheFileIsRefusedAndChangesNothing(t *testing.T)
 			if got := s.reloads(t); got != reloads {
 				t.Errorf("reloads %d → %d, want none", reloads, got)
 			}
+			// No op ran, so no ops mark is left to cost a reload at the
+			// next start.
+			if _, err := os.Stat(filepath.Join(s.dir, ".haptic", "ops.json")); !os.IsNotExist(err) {
+				t.Errorf("the refused apply left its ops mark (stat: %v)", err)
+			}
 			// The same change with its bodies goes through.
 			full, _ := diffRequest(t, s, prev, next, 3)
 			if _, err := c.Apply(context.Background(), full); err != nil {
