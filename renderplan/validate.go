@@ -175,6 +175,29 @@ func (v *validator) plan(p *Plan) {
 		v.guids = make([]guidUse, 0, len(p.Backends))
 	}
 	backendsSorted := true // strictly: sorted and unique
+	// Backends named like a profile. When the caller vouches for the
+	// backends' strict name order, each profile's name is searched for
+	// once, rather than every backend's name looked up.
+	var clashes []int // positions, ascending
+	if v.backendsOrdered {
+		for name := range profiles {
+			if k, ok := slices.BinarySearchFunc(p.Backends, name, func(be Backend, n string) int { return strings.Compare(be.Name, n) }); ok {
+				clashes = append(clashes, k)
+			}
+		}
+		slices.Sort(clashes)
+	}
+	namedLikeAProfile := func(i int, name string) bool {
+		if !v.backendsOrdered {
+			_, clash := profiles[name]
+			return clash
+		}
+		if len(clashes) > 0 && clashes[0] == i {
+			clashes = clashes[1:]
+			return true
+		}
+		return false
+	}
 	for i := range p.Backends {
 		be := &p.Backends[i]
 		what := subject{kind: "backend", name: be.Name}
@@ -191,7 +214,7 @@ func (v *validator) plan(p *Plan) {
 		// entry that passed the first, only the second are left.
 		errsBefore, guidsBefore, planErrs := len(v.errs), len(v.guids), 0
 		clash := func() {
-			if _, clash := profiles[be.Name]; clash {
+			if namedLikeAProfile(i, be.Name) {
 				v.add("%s: a profile has the same name", what)
 				planErrs++
 			}
