@@ -30,6 +30,7 @@ func (r *renderState) assemble(cfg string) (*renderplan.Output, error) {
 	}()
 	placed := make([]bool, len(r.backends))
 	stamp := r.e.eachSalt.Add(1) // marks the segment backends placed here
+	next := 0                    // the segment backend the next named token likely names
 	profilesPlaced := false
 	pos := 0
 	for {
@@ -46,7 +47,7 @@ func (r *renderState) assemble(cfg string) (*renderplan.Output, error) {
 		if j < 0 {
 			return nil, fmt.Errorf("haproxy.cfg: unterminated backend token at offset %d", start)
 		}
-		idx, sb, found, err := r.tokenBackend(cfg[numStart : numStart+j])
+		idx, sb, found, err := r.tokenBackend(cfg[numStart:numStart+j], seg, &next)
 		if err != nil {
 			return nil, fmt.Errorf("haproxy.cfg: invalid backend token at offset %d", start)
 		}
@@ -167,6 +168,16 @@ func (r *renderState) assemble(cfg string) (*renderplan.Output, error) {
 	return out, nil
 }
 
+// recorded reports whether this render recorded a backend named name
+// itself (not through a segment).
+func (r *renderState) recorded(name string) bool {
+	if len(r.beByName) == 0 {
+		return false
+	}
+	_, ok := r.beByName[name]
+	return ok
+}
+
 // checkPlaced fails when a backend's token never reached haproxy.cfg,
 // naming the first such backend by name (whatever the order they were
 // recorded in).
@@ -193,18 +204,29 @@ func (r *renderState) checkPlaced(placed []bool, seg []*segBackend, stamp uint64
 
 // tokenBackend returns the index of the backend a token's body (between
 // tokenStart and tokenEnd) stands for; found is false for the token of a
-// backend that was left out.
-func (r *renderState) tokenBackend(body string) (idx int, sb *segBackend, found bool, err error) {
+// backend that was left out. Named tokens usually come in the order of
+// seg, the segment backends by name: *next is where the walk of seg
+// stands, tried before the maps by name.
+func (r *renderState) tokenBackend(body string, seg []*segBackend, next *int) (idx int, sb *segBackend, found bool, err error) {
 	if named, ok := strings.CutPrefix(body, "="); ok {
 		name, guid, ok := strings.Cut(named, "\x01")
 		if !ok {
 			return 0, nil, false, errors.New("malformed named token")
+		}
+		// The guess holds unless a backend this render recorded itself
+		// has the name too: the lookup below prefers that one.
+		if k := *next; k < len(seg) && seg[k].be.Name == name && !r.recorded(name) {
+			*next = k + 1
+			return 0, seg[k], seg[k].be.GUID == guid, nil
 		}
 		if idx, found = r.beByName[name]; found {
 			return idx, nil, r.backends[idx].GUID == guid, nil
 		}
 		if r.segBackends != nil {
 			if sb = r.segBackends.byName[name]; sb != nil {
+				if k, ok := slices.BinarySearchFunc(seg, name, bySegName); ok {
+					*next = k + 1
+				}
 				return 0, sb, sb.be.GUID == guid, nil
 			}
 		}

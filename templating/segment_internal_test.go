@@ -15,8 +15,9 @@ import (
 // and backends, with extraContext switches that write the same map,
 // registry and backends before or after the calls (then the render may
 // not adopt the fold), list the items in reverse or twice (then the fold
-// cannot stand for them) and record a backend name twice (a render
-// error).
+// cannot stand for them), write the backends against their name order
+// (the assembler then finds their tokens by name) and record a backend
+// name twice (a render error).
 const segmentConfig = `
 watchedResources:
   items: {apiVersion: v1, resource: configmaps, indexBy: ["metadata.namespace", "metadata.name"]}
@@ -41,6 +42,7 @@ haproxyConfig:
     {{- end }}
     {{- $bes := values (claimed "bes") -}}
     {{- if eq $x.list "dupbe" }}{{ $bes = concat $bes $bes }}{{ end }}
+    {{- if eq $x.list "revbe" }}{{ $bes = reverse $bes }}{{ end }}
     {{ renderEach "be" $bes }}
     {{- if eq $x.post "entry" }}{{ mapEntry "a.map" "k2" "post" "top" }}{{ mapEntry "b.map" "k9" "post" "top" }}{{ end -}}
     {{- if eq $x.post "claim" }}{{ claim "reg" "c2" "post" }}{{ end -}}
@@ -185,7 +187,7 @@ func TestRenderEachFoldsMatchAFreshEngine(t *testing.T) {
 			extra["post"] = pick("", "", "entry", "claim", "backend", "backend", "backend-dup")
 			change = fmt.Sprintf("post=%v", extra["post"])
 		case 8:
-			extra["list"] = pick("", "", "", "reverse", "twice", "dupbe")
+			extra["list"] = pick("", "", "", "reverse", "twice", "dupbe", "revbe")
 			change = fmt.Sprintf("list=%v", extra["list"])
 		case 9:
 			svc := pick("web", "api")
