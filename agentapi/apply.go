@@ -132,8 +132,10 @@ type ApplyResult struct {
 	// Stage and Message describe a NACK, as in [NackError].
 	Stage   Stage  `json:"stage,omitempty"`
 	Message string `json:"message,omitempty"`
-	// Ops has one result per op that ran, in order; ops after the first
-	// failure did not run and are absent.
+	// Ops has one result per op that ran, in order. A refused op stops
+	// the apply after the round trip it shared with its neighbours: those
+	// after it in that batch ran and have results, later ones did not
+	// and are absent.
 	Ops []OpResult `json:"ops,omitempty"`
 	// Reload says whether a reload ran and how it went.
 	Reload ReloadInfo `json:"reload"`

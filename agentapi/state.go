@@ -11,6 +11,9 @@ import (
 // reports it in [State.APIVersion].
 const APIVersion = "haptic.agent/v1"
 
+// MaxStateOpResults bounds the op results of [State.LastApply].
+const MaxStateOpResults = 16
+
 // State is what an agent reports about itself and the HAProxy it drives
 // (GET /v1/state). The controller builds a pod's baseline from it. A State
 // is a plain value; the agent returns a fresh one on every call.
@@ -51,7 +54,14 @@ type State struct {
 	// a reload.
 	Drifted bool `json:"drifted,omitempty"`
 	// LastApply is the result of the last apply, nil before the first.
+	// Its Ops are cut to the first [MaxStateOpResults] and every failed
+	// one after them: an apply of thousands of ops would otherwise make
+	// every state read that follows it megabytes long, and the state is
+	// read before each apply. The apply's own answer has them all.
 	LastApply *ApplyResult `json:"lastApply,omitempty"`
+	// LastApplyOps is the number of op results of the last apply, cut or
+	// not.
+	LastApplyOps int `json:"lastApplyOps,omitempty"`
 	// BodyPatches says the agent takes a changed file as a [Patch] of the
 	// file it has ([ApplyRequest.Patches]). A controller sends patches
 	// only to an agent that says so.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sort"
 	"sync"
 	"syscall"
@@ -64,8 +65,10 @@ type Agent struct {
 	// reloadGen counts successful reloads; deferred deletes started
 	// before a reload are moot after it.
 	reloadGen int
-	// lastApply is the last apply's result.
-	lastApply *agentapi.ApplyResult
+	// lastApply is the last apply's result, its op results cut
+	// (stateOps); lastApplyOps counts them uncut.
+	lastApply    *agentapi.ApplyResult
+	lastApplyOps int
 	// lastReload is when the last reload ran.
 	lastReload time.Time
 	// reloadDue says a reload is scheduled (pacing) or owed (recovery).
@@ -219,9 +222,24 @@ func (a *Agent) State(ctx context.Context) (*agentapi.State, error) {
 	})
 	if a.lastApply != nil {
 		r := *a.lastApply
-		st.LastApply = &r
+		st.LastApply, st.LastApplyOps = &r, a.lastApplyOps
 	}
 	return st, nil
+}
+
+// stateOps returns the op results [agentapi.State.LastApply] keeps: the
+// first MaxStateOpResults and the failed ones after them.
+func stateOps(ops []agentapi.OpResult) []agentapi.OpResult {
+	if len(ops) <= agentapi.MaxStateOpResults {
+		return ops
+	}
+	kept := slices.Clip(ops[:agentapi.MaxStateOpResults])
+	for _, r := range ops[agentapi.MaxStateOpResults:] {
+		if !r.OK {
+			kept = append(kept, r)
+		}
+	}
+	return kept
 }
 
 // Ready reports whether HAProxy's worker socket answers.

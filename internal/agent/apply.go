@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -75,7 +76,7 @@ func (a *Agent) Apply(ctx context.Context, req *agentapi.ApplyRequest) (*agentap
 	a.metrics.applies.WithLabelValues(string(mode), result).Inc()
 	a.metrics.applyDuration.WithLabelValues(string(mode)).Observe(res.Took.Seconds())
 	a.mu.Lock()
-	a.lastApply = cloneResult(res)
+	a.lastApply, a.lastApplyOps = cloneResult(res), len(res.Ops)
 	a.mu.Unlock()
 	if nack != nil {
 		return res, nack
@@ -83,9 +84,11 @@ func (a *Agent) Apply(ctx context.Context, req *agentapi.ApplyRequest) (*agentap
 	return res, nil
 }
 
+// cloneResult copies r, its op results cut as [agentapi.State.LastApply]
+// keeps them.
 func cloneResult(r *agentapi.ApplyResult) *agentapi.ApplyResult {
 	c := *r
-	c.Ops = append([]agentapi.OpResult(nil), r.Ops...)
+	c.Ops = slices.Clone(stateOps(r.Ops))
 	c.Timings = make(map[agentapi.Stage]time.Duration, len(r.Timings))
 	for k, v := range r.Timings {
 		c.Timings[k] = v

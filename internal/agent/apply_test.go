@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -400,4 +401,41 @@ func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("timed out after %v waiting for %s", d, what)
+}
+
+// TestTheStateCarriesABoundedPartOfABigApply: after an apply of many ops
+// the state (read before every apply) names how many ops it had but
+// carries only the first results; the apply's answer had them all.
+func TestTheStateCarriesABoundedPartOfABigApply(t *testing.T) {
+	s := startSite(t, "3.4")
+	a := s.newAgent(t, nil)
+	echo := haproxytest.StartEcho(t, "pod")
+	w := world{routes: []route{{"api.example.com", "be_api", []renderplan.Server{server("pod", echo)}}}}
+	prev := s.build(t, w)
+	mustApply(t, a, fullRequest(prev, 1))
+	for i := range 5 {
+		w.routes = append(w.routes, route{fmt.Sprintf("r%d.example.com", i), fmt.Sprintf("be_r%d", i), []renderplan.Server{server("pod", echo)}})
+	}
+	next := s.build(t, w)
+	req, d := diffRequest(t, s, prev, next, 2)
+	if d.Verdict != deployplan.VerdictRuntime || len(req.Ops) <= agentapi.MaxStateOpResults {
+		t.Fatalf("verdict %s with %d ops, want runtime with more than %d", d.Verdict, len(req.Ops), agentapi.MaxStateOpResults)
+	}
+	res := mustApply(t, a, req)
+	if len(res.Ops) != len(req.Ops) {
+		t.Fatalf("the apply answered %d op results for %d ops", len(res.Ops), len(req.Ops))
+	}
+	st, err := a.State(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.LastApply == nil {
+		t.Fatal("the state has no last apply")
+	}
+	if st.LastApplyOps != len(req.Ops) || len(st.LastApply.Ops) != agentapi.MaxStateOpResults {
+		t.Fatalf("state: last apply %+v with %d of %d op results, want %d of %d", st.LastApply, len(st.LastApply.Ops), st.LastApplyOps, agentapi.MaxStateOpResults, len(req.Ops))
+	}
+	if st.LastApply.PlanID != next.Plan.ID() || !st.LastApply.OK {
+		t.Errorf("state's last apply is plan %s ok=%v, want %s ok", st.LastApply.PlanID, st.LastApply.OK, next.Plan.ID())
+	}
 }
