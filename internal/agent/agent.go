@@ -45,6 +45,8 @@ type Agent struct {
 	// bodyCache holds the bodies of the files the last applies wrote
 	// (those a patch may apply to), by path; guarded by applyMu.
 	bodyCache map[string]cachedBody
+	// mark is the ops mark (opsmark.go); guarded by applyMu.
+	mark markFile
 
 	// reloadMu keeps reloads and deferred-delete attempts apart: a delete
 	// sent after a reload would reach the new worker, which may serve the
@@ -147,7 +149,7 @@ func New(cfg Config) (*Agent, error) {
 
 // Close releases the directories. It does not stop HAProxy.
 func (a *Agent) Close() error {
-	return errors.Join(a.base.Close(), a.state.Close())
+	return errors.Join(a.mark.close(), a.base.Close(), a.state.Close())
 }
 
 // Gatherer returns the registry the metrics are on when Config.Registerer

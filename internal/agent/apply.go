@@ -134,14 +134,12 @@ func (a *Agent) apply(ctx context.Context, req *agentapi.ApplyRequest, mode agen
 	// An apply that serves through runtime ops alone runs them before it
 	// writes anything into the tree: staging, the journal and the swap
 	// are not on the path of the change it serves. Its socket session is
-	// dialled, and its ops mark written, while the files are checked.
+	// dialled while the files are checked.
 	opsFirst := !p.reload && len(p.ops) > 0
 	var sess *opSession
-	var mark *pendingMark
 	if opsFirst {
 		sess = a.warmSession(ctx)
 		defer sess.close()
-		mark = a.startOpsMark(p.planID)
 	}
 
 	// Check the files against the tree; nothing is written into it yet,
@@ -149,16 +147,13 @@ func (a *Agent) apply(ctx context.Context, req *agentapi.ApplyRequest, mode agen
 	t = time.Now()
 	cur, err := hashTreeCached(a.base, a.treeCache)
 	if err != nil {
-		mark.abandon()
 		return nackf(agentapi.StageFiles, -1, "hash the tree: %v", err)
 	}
 	if err := a.applyPatches(p, cur); err != nil {
-		mark.abandon()
 		return err
 	}
 	entries, err := a.entries(p, cur)
 	if err != nil {
-		mark.abandon()
 		return err
 	}
 	res.Timings[agentapi.StageFiles] = time.Since(t)
@@ -168,7 +163,7 @@ func (a *Agent) apply(ctx context.Context, req *agentapi.ApplyRequest, mode agen
 	live := false // runtime state changed: a restore must reload
 	needReload, reason := p.reload, p.reason
 	if opsFirst {
-		if err := mark.wait(); err != nil {
+		if err := a.markOps(p.planID); err != nil {
 			return nackf(agentapi.StageFiles, -1, "%v", err)
 		}
 		a.crash(stepMarked)

@@ -36,10 +36,11 @@
 // share a batch only where a refusal among them cannot hurt traffic, see
 // opBatches; a refusal stops the apply after its batch): the files are what the next
 // reload loads, not what HAProxy serves now, so writing them is kept off
-// the path of the change. It first writes an ops mark in StateDir (not
-// synced: a killed agent leaves it in the page cache, and a power loss
-// ends HAProxy's runtime state too); a crash before the commit leaves the
-// mark, and recovery answers it with a reload onto the committed tree.
+// the path of the change. It first writes an ops mark in StateDir (kept
+// open and rewritten in place, blank when cleared; not synced: a killed
+// agent leaves it in the page cache, and a power loss ends HAProxy's
+// runtime state too); a crash before the commit leaves the mark, and
+// recovery answers it with a reload onto the committed tree.
 // Files that then fail to stage are answered the same way, at once.
 //
 // What such an apply does before its ops is kept to the change: the tree

@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -382,4 +383,19 @@ func addShopRoute(t *testing.T, s *site, a *agent.Agent) shopRouteAdd {
 		t.Fatalf("verdict %s, want runtime:\n%s", d.Verdict, d)
 	}
 	return shopRouteAdd{prev: prev, next: next, req: req}
+}
+
+// opsMarkLeft reports whether the agent whose state directory is under
+// dir left an ops mark: the file holds more than the blanks of a cleared
+// one.
+func opsMarkLeft(t testing.TB, dir string) bool {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, ".haptic", "ops.json"))
+	if os.IsNotExist(err) {
+		return false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(bytes.TrimSpace(b)) > 0
 }

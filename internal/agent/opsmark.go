@@ -1,10 +1,12 @@
 package agent
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 )
 
 // opsMarkFile records, in StateDir, that an apply is about to change
@@ -26,62 +28,76 @@ type opsMark struct {
 	PrevPlanID string `json:"prevPlanID,omitempty"`
 }
 
-func (a *Agent) writeOpsMark(m opsMark) error {
-	b, err := json.Marshal(m)
+// markFile is the ops mark, kept open once written: every runtime apply
+// marks and clears it, and rewriting an open file in place costs a few
+// microseconds where creating and removing one cost a few hundred here.
+// A cleared mark is blank: spaces over the longest mark written, which
+// also pad a shorter mark, so the file never shrinks (truncating costs
+// as much as creating). A process killed mid-write cannot tear a
+// write(2) in the page cache, so a blank file means no op started.
+type markFile struct {
+	f    *os.File
+	size int
+}
+
+// markOps writes the mark for an apply of planID.
+func (a *Agent) markOps(planID string) error {
+	b, err := json.Marshal(opsMark{PlanID: planID, PrevPlanID: a.appliedPlan()})
 	if err != nil {
 		return err
 	}
-	if err := a.state.WriteFile(opsMarkFile, b, 0o600); err != nil {
+	if err := a.mark.write(a.state, b); err != nil {
 		return fmt.Errorf("write %s: %w", opsMarkFile, err)
 	}
 	return nil
 }
 
-// pendingMark is an ops mark being written in the background while the
-// apply checks its files: creating a file costs a few hundred
-// microseconds here, about what the check costs, and neither needs the
-// other. The first op waits for it.
-type pendingMark struct {
-	a    *Agent
-	done chan struct{} // closed when the write returned
-	err  error         // the write's error, once done is closed
-}
-
-// startOpsMark starts writing the mark for an apply of planID.
-func (a *Agent) startOpsMark(planID string) *pendingMark {
-	m := &pendingMark{a: a, done: make(chan struct{})}
-	mark := opsMark{PlanID: planID, PrevPlanID: a.appliedPlan()}
-	go func() {
-		defer close(m.done)
-		m.err = a.writeOpsMark(mark)
-	}()
-	return m
-}
-
-// wait returns once the mark is written, with the write's error.
-func (m *pendingMark) wait() error {
-	<-m.done
-	return m.err
-}
-
-// abandon waits for the write and removes the mark: the apply was
-// refused before any op ran. A nil mark is allowed.
-func (m *pendingMark) abandon() {
-	if m == nil {
-		return
+func (m *markFile) write(root *os.Root, b []byte) error {
+	if m.f == nil {
+		f, err := root.OpenFile(opsMarkFile, os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			return err
+		}
+		fi, err := f.Stat()
+		if err != nil {
+			_ = f.Close()
+			return err
+		}
+		m.f, m.size = f, int(fi.Size())
 	}
-	if m.wait() == nil {
-		m.a.clearOpsMark()
+	if len(b) < m.size {
+		b = append(b, bytes.Repeat([]byte{' '}, m.size-len(b))...)
 	}
+	if _, err := m.f.WriteAt(b, 0); err != nil {
+		return err
+	}
+	m.size = len(b)
+	return nil
 }
 
-// clearOpsMark removes the mark once HAProxy's runtime state matches what
+// close closes the file; the mark stays as it is.
+func (m *markFile) close() error {
+	if m.f == nil {
+		return nil
+	}
+	err := m.f.Close()
+	m.f = nil
+	return err
+}
+
+// clearOpsMark blanks the mark once HAProxy's runtime state matches what
 // state.json names again (the apply committed, or a reload restored the
-// old set). A mark that cannot be removed costs one reload at the next
+// old set). A mark that cannot be cleared costs one reload at the next
 // start, so the error is only logged.
 func (a *Agent) clearOpsMark() {
-	if err := a.state.Remove(opsMarkFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		a.log.Warn("remove the runtime ops mark; the next start reloads once", "err", err)
+	var err error
+	if a.mark.f == nil {
+		err = a.removeMarkFile()
+	} else {
+		_, err = a.mark.f.WriteAt(bytes.Repeat([]byte{' '}, a.mark.size), 0)
+	}
+	if err != nil {
+		a.log.Warn("clear the runtime ops mark; the next start reloads once", "err", err)
 	}
 }
 
@@ -91,18 +107,28 @@ func (a *Agent) clearOpsMark() {
 // mark the crash cut short is treated the same way, since the ops may
 // have started. It returns whether a reload is owed.
 func (a *Agent) recoverOpsMark() (bool, error) {
-	var m opsMark
-	found, err := readJSON(a.state, opsMarkFile, &m)
-	var syntax *json.SyntaxError
-	torn := errors.As(err, &syntax)
-	if err != nil && !torn {
-		return false, err
-	}
-	if !found && !torn {
+	b, err := a.state.ReadFile(opsMarkFile)
+	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
-	if err := a.state.Remove(opsMarkFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err != nil {
+		return false, err
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		// Cleared, or created and never written: no op started.
+		return false, a.removeMarkFile()
+	}
+	var m opsMark
+	torn := json.Unmarshal(b, &m) != nil
+	if err := a.removeMarkFile(); err != nil {
 		return false, err
 	}
 	return torn || m.PlanID != a.durable.AppliedPlanID, nil
+}
+
+func (a *Agent) removeMarkFile() error {
+	if err := a.state.Remove(opsMarkFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }

@@ -11,8 +11,10 @@ import (
 
 // An ops mark is left only by an apply that ran runtime ops and had not
 // committed: recovery owes a reload for it unless the committed state
-// names the mark's plan, and for a mark the crash cut short, whose ops
-// may have started. Either way the mark is gone afterwards.
+// names the mark's plan, and for a mark that is not what the agent
+// writes (a torn one, after a power loss). A blank mark was cleared, or
+// created and never written: no op started. Either way the mark is gone
+// afterwards.
 func TestRecoveryOwesAReloadForAnOpsMarkTheStateDoesNotName(t *testing.T) {
 	for name, tc := range map[string]struct {
 		mark string // "-": no mark
@@ -21,7 +23,8 @@ func TestRecoveryOwesAReloadForAnOpsMarkTheStateDoesNotName(t *testing.T) {
 		"no mark":   {"-", false},
 		"committed": {`{"planID":"p1","prevPlanID":"p0"}`, false},
 		"pending":   {`{"planID":"p2","prevPlanID":"p1"}`, true},
-		"empty":     {"", true},
+		"empty":     {"", false},
+		"cleared":   {"                                  ", false},
 		"torn":      {`{"planID":"p`, true},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -49,31 +52,37 @@ func TestRecoveryOwesAReloadForAnOpsMarkTheStateDoesNotName(t *testing.T) {
 func TestOpsMarkRoundTripsAndClears(t *testing.T) {
 	dir := t.TempDir()
 	a := markAgent(t, dir, "p1")
-	if err := a.startOpsMark("p2").wait(); err != nil {
+	t.Cleanup(func() { _ = a.mark.close() })
+	read := func() opsMark {
+		t.Helper()
+		var m opsMark
+		if found, err := readJSON(a.state, opsMarkFile, &m); !found || err != nil {
+			t.Fatalf("read the mark: found %v, err %v", found, err)
+		}
+		return m
+	}
+	if err := a.markOps("a-long-plan-id"); err != nil {
 		t.Fatal(err)
 	}
-	var m opsMark
-	if found, err := readJSON(a.state, opsMarkFile, &m); !found || err != nil || m != (opsMark{PlanID: "p2", PrevPlanID: "p1"}) {
-		t.Fatalf("mark = %+v (found %v, err %v), want p2 after p1", m, found, err)
+	if m := read(); m != (opsMark{PlanID: "a-long-plan-id", PrevPlanID: "p1"}) {
+		t.Fatalf("mark = %+v, want a-long-plan-id after p1", m)
 	}
 	a.clearOpsMark()
-	a.clearOpsMark() // a second clear finds nothing and says nothing
+	// A shorter mark over a longer one's place reads as itself.
+	if err := a.markOps("p2"); err != nil {
+		t.Fatal(err)
+	}
+	if m := read(); m != (opsMark{PlanID: "p2", PrevPlanID: "p1"}) {
+		t.Fatalf("mark = %+v, want p2 after p1", m)
+	}
+	a.clearOpsMark()
+	a.clearOpsMark() // a second clear changes nothing and says nothing
 	if owed, err := a.recoverOpsMark(); owed || err != nil {
 		t.Errorf("after clear: owed %v, err %v; want no reload", owed, err)
 	}
-}
-
-// A mark written for an apply that the check then refuses is removed:
-// no op ran, so no reload is owed.
-func TestAnAbandonedOpsMarkIsRemoved(t *testing.T) {
-	dir := t.TempDir()
-	a := markAgent(t, dir, "p1")
-	a.startOpsMark("p2").abandon()
 	if _, err := os.Stat(filepath.Join(dir, opsMarkFile)); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("the abandoned mark is still there (stat: %v)", err)
+		t.Errorf("recovery left the blank mark (stat: %v)", err)
 	}
-	var none *pendingMark
-	none.abandon() // an apply without ops has no mark
 }
 
 func TestRecoveryReportsAnOpsMarkItCannotRead(t *testing.T) {
