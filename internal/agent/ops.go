@@ -90,7 +90,7 @@ type opRun struct {
 	deferredBackends map[string]bool // backends whose server deletes were deferred
 }
 
-// record appends op i's result and counts it.
+// record appends an op's result and counts it.
 func (r *opRun) record(op agentapi.Op, res agentapi.OpResult, outcome string) {
 	r.res.Ops = append(r.res.Ops, res)
 	r.a.metrics.ops.WithLabelValues(op.Kind.String(), outcome).Inc()
