@@ -323,7 +323,7 @@ func (a *assembler) backend(name string) (int, bool) {
 func (a *assembler) findBackend(name string) (int, bool) {
 	if a.beByName == nil {
 		if a.beMisses++; a.beMisses <= 16 {
-			return slices.BinarySearchFunc(a.p.Backends, name, func(be Backend, n string) int { return strings.Compare(be.Name, n) })
+			return slices.BinarySearchFunc(a.p.Backends, name, backendNamed)
 		}
 		a.beByName = make(map[string]int, len(a.p.Backends))
 		for k := range a.p.Backends {

@@ -128,3 +128,7 @@ func mergeTail[E any](dst, head, tail []E, cmp func(a, b E) int) {
 		copy(dst[:i], head[:i])
 	}
 }
+
+// backendNamed orders a backend against a name, for binary searches of
+// backends sorted by name.
+func backendNamed(be Backend, name string) int { return strings.Compare(be.Name, name) }

@@ -181,7 +181,7 @@ func (v *validator) plan(p *Plan) {
 	var clashes []int // positions, ascending
 	if v.backendsOrdered {
 		for name := range profiles {
-			if k, ok := slices.BinarySearchFunc(p.Backends, name, func(be Backend, n string) int { return strings.Compare(be.Name, n) }); ok {
+			if k, ok := slices.BinarySearchFunc(p.Backends, name, backendNamed); ok {
 				clashes = append(clashes, k)
 			}
 		}
@@ -698,7 +698,7 @@ func (x *backendIndex) find(name string, hint int) (int, bool) {
 			return k, true
 		}
 		if x.misses++; x.misses <= 16 {
-			k, ok := slices.BinarySearchFunc(x.bs, name, func(be Backend, n string) int { return strings.Compare(be.Name, n) })
+			k, ok := slices.BinarySearchFunc(x.bs, name, backendNamed)
 			x.next = k + 1
 			return k, ok
 		}
