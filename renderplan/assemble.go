@@ -52,11 +52,13 @@ const ShapeReasonBody = "has body lines"
 // path) and the result passes [Plan.Validate]; otherwise NewPlan returns
 // every problem found, aggregated with go-multierror, and no output.
 func NewPlan(pieces []Piece, profiles []Profile, backends []Backend, maps []Map, files []FileContent) (*Output, error) {
-	return build(nil, pieces, profiles, backends, maps, files)
+	out, _, err := build(nil, pieces, profiles, backends, maps, files)
+	return out, err
 }
 
-// build is NewPlan, reusing what cache holds when it is not nil.
-func build(cache *PlanCache, pieces []Piece, profiles []Profile, backends []Backend, maps []Map, files []FileContent) (*Output, error) {
+// build is NewPlan, reusing what cache holds when it is not nil; then it
+// also returns the parts from which the cache computes the output's ID.
+func build(cache *PlanCache, pieces []Piece, profiles []Profile, backends []Backend, maps []Map, files []FileContent) (_ *Output, parts cachedParts, _ error) {
 	a := assembler{p: &Plan{Schema: Schema}, bePrev: -1, cache: cache, buf: &buffers{}}
 	if cache != nil {
 		a.buf = &cache.buf // PlanCache.NewPlan releases it
@@ -89,16 +91,12 @@ func build(cache *PlanCache, pieces []Piece, profiles []Profile, backends []Back
 	a.buf.guids = v.guids[:0]
 	a.errs = append(a.errs, v.problems()...)
 	if len(a.errs) > 0 {
-		return nil, &multierror.Error{Errors: a.errs}
+		return nil, parts, &multierror.Error{Errors: a.errs}
 	}
 	if cache != nil {
-		// The ID, from the encodings of unchanged backends and maps: a
-		// caller asks for it anyway, and this costs much less than
-		// encoding the plan whole.
-		id := p.id(cachedParts{gen: cache.gen, backends: a.beEntries, sectionBackends: a.sectionBackends, maps: cache.maps.m, buf: &a.buf.enc})
-		out.id.Store(&id)
+		parts = cachedParts{gen: cache.gen, backends: a.beEntries, sectionBackends: a.sectionBackends, maps: cache.maps.m, buf: &a.buf.enc}
 	}
-	return out, nil
+	return out, parts, nil
 }
 
 // assembler holds the plan NewPlan is building and the problems found.

@@ -25,9 +25,10 @@ import "slices"
 // the entries found again in runs and rendering only the others; only
 // those others are checked, and only entries that do not follow each
 // other in the previous version are compared for order. A built output
-// has its ID already ([Output.ID]): the cache keeps the parts of the
-// plan's encoding of the backends and maps it reuses, and hashes them
-// instead of encoding them again. Whatever a build did not use is
+// has its ID computed in the background as soon as it is built
+// ([Output.ID] waits for it): the cache keeps the parts of the plan's
+// encoding of the backends and maps it reuses, and hashes them instead of
+// encoding them again. Whatever a build did not use is
 // forgotten, so the cache holds one build's worth (about the size of the
 // plan's encoding besides the output itself, plus a spare encoding
 // buffer per map that changes), and the working slices of a build are
@@ -55,21 +56,45 @@ type PlanCache struct {
 	// instead of looking each up by name.
 	last []*backendEntry
 	buf  buffers
+	// idDone is closed once the ID of the latest build's output is
+	// computed (startID); nil when none is being computed.
+	idDone chan struct{}
 }
 
 // NewPlan is [NewPlan] with reuse: see [PlanCache].
 func (c *PlanCache) NewPlan(pieces []Piece, profiles []Profile, backends []Backend, maps []Map, files []FileContent) (*Output, error) {
+	if c.idDone != nil {
+		<-c.idDone // the last output's ID reads the cache
+		c.idDone = nil
+	}
 	c.gen++
 	c.backends.begin(c.gen)
 	c.maps.begin(c.gen)
-	out, err := build(c, pieces, profiles, backends, maps, files)
+	out, parts, err := build(c, pieces, profiles, backends, maps, files)
 	c.backends.end()
 	c.maps.end()
 	// The build's entries by position become last; the previous last's
 	// array becomes the next build's working slice, cleared by release.
 	c.last, c.buf.entries = c.buf.entries, c.last
 	c.buf.release()
+	if out != nil {
+		c.startID(out, parts)
+	}
 	return out, err
+}
+
+// startID computes out's ID in the background: a caller that has other
+// work to do before it needs the ID (the diff, say) does it meanwhile,
+// on another core. The computation reads the plan and the cache's
+// entries and scratch encoding buffer, so the next build waits for it.
+func (c *PlanCache) startID(out *Output, parts cachedParts) {
+	done := make(chan struct{})
+	out.idDone, c.idDone = done, done
+	go func() {
+		defer close(done)
+		id := out.Plan.id(parts)
+		out.id.Store(&id)
+	}()
 }
 
 // backendEntry is what a PlanCache remembers of one backend.

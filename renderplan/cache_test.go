@@ -576,3 +576,40 @@ func FuzzPlanCache(f *testing.F) {
 		checkCacheSequence(t, "fuzz", choose, 1+len(b)/8)
 	})
 }
+
+// TestPlanCacheIDsComputedInTheBackgroundSurviveLaterBuilds builds
+// changed inputs one after the other without asking for the IDs, then
+// checks every output's ID against NewPlan's: each output's ID is
+// computed from the cache as it was at its own build.
+func TestPlanCacheIDsComputedInTheBackgroundSurviveLaterBuilds(t *testing.T) {
+	pieces, profiles, backends, maps := threeMapInputs(300, true)
+	var c renderplan.PlanCache
+	var outs []*renderplan.Output
+	var want []string
+	for step := range 6 {
+		backends = slices.Clone(backends)
+		be := &backends[step*7]
+		be.Servers = slices.Clone(be.Servers)
+		be.Servers[0].Port = 9000 + step
+		maps = slices.Clone(maps)
+		maps[step%3].Entries = slices.Clone(maps[step%3].Entries)
+		maps[step%3].Entries[step].Value = backends[step+1].Name
+		out, err := c.NewPlan(pieces, profiles, backends, maps, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := renderplan.NewPlan(pieces, profiles, backends, maps, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs, want = append(outs, out), append(want, ref.Plan.ID())
+	}
+	for i, out := range outs {
+		if got := out.ID(); got != want[i] || got != out.Plan.ID() {
+			t.Errorf("build %d: ID %s, want %s", i, got, want[i])
+		}
+	}
+	if want[0] == want[1] {
+		t.Fatal("the steps did not change the plan")
+	}
+}

@@ -13,13 +13,17 @@ type Output struct {
 	Files []FileContent
 	Plan  *Plan
 
-	// id is Plan.ID(), stored by the first ID call.
-	id atomic.Pointer[string]
+	// id is Plan.ID(), stored by the first ID call or, when idDone is
+	// not nil, by the PlanCache that built the output, before it closes
+	// idDone.
+	id     atomic.Pointer[string]
+	idDone chan struct{}
 }
 
 // ID returns the ID of o.Plan ([Plan.ID]), computed once: the first call
-// encodes the plan, later calls return the stored ID (an output built by
-// a [PlanCache] has it from the start). It is safe for
+// encodes the plan, later calls return the stored ID. An output built by
+// a [PlanCache] has its ID computed in the background, from the moment it
+// is built: ID waits for it. It is safe for
 // concurrent use: an Output is immutable, so concurrent first calls
 // compute the same ID. A nil Output, or one without a plan, has the empty
 // ID. Outputs built as struct literals work too.
@@ -29,6 +33,10 @@ func (o *Output) ID() string {
 	}
 	if id := o.id.Load(); id != nil {
 		return *id
+	}
+	if o.idDone != nil {
+		<-o.idDone
+		return *o.id.Load()
 	}
 	id := o.Plan.ID()
 	o.id.Store(&id)

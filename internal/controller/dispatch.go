@@ -91,11 +91,14 @@ func newDispatcher(fence uint64, maxOps int, log *slog.Logger, m *metrics) *disp
 	return &dispatcher{fence: fence, maxOps: maxOps, plans: newPlanMemory(0), log: log, m: m, applied: map[string]string{}, sent: map[string]sentOutput{}}
 }
 
-// prefetched is a target's state read ahead of the render.
+// prefetched is a target's state read ahead of the render and, once
+// diffAhead ran, the decision for it.
 type prefetched struct {
-	st   *agentapi.State
-	err  error
-	took time.Duration
+	st       *agentapi.State
+	err      error
+	took     time.Duration
+	dec      *deployplan.Decision
+	diffTook time.Duration
 }
 
 // prefetch starts reading every target's state, so that the reads overlap
@@ -121,6 +124,39 @@ func (d *dispatcher) prefetch(ctx context.Context, targets []Target) func() map[
 		ch <- m
 	}()
 	return func() map[string]prefetched { return <-ch }
+}
+
+// diffAhead diffs out against every state read ahead, in parallel, and
+// keeps the decisions in pre for dispatch. Diff needs the plan only, so
+// the loop runs it while out's plan ID is still being computed (a
+// [renderplan.PlanCache] computes it in the background). A pod that turns
+// out to run the plan already wastes its diff.
+func (d *dispatcher) diffAhead(out *renderplan.Output, pre map[string]prefetched) {
+	diffed := make([]prefetched, 0, len(pre))
+	names := make([]string, 0, len(pre))
+	for name, p := range pre {
+		if p.err == nil {
+			diffed, names = append(diffed, p), append(names, name)
+		}
+	}
+	diff := func(i int) {
+		p := &diffed[i]
+		start := time.Now()
+		dec := deployplan.Diff(out.Plan, d.baseline(p.st))
+		p.dec, p.diffTook = &dec, time.Since(start)
+	}
+	if len(diffed) == 1 {
+		diff(0) // the usual case in local mode: no goroutine to wait for
+	} else {
+		var wg sync.WaitGroup
+		for i := range diffed {
+			wg.Go(func() { diff(i) })
+		}
+		wg.Wait()
+	}
+	for i, name := range names {
+		pre[name] = diffed[i]
+	}
 }
 
 // dispatch deploys out to every target in parallel and returns one result
@@ -308,9 +344,15 @@ func (d *dispatcher) deploy(ctx context.Context, t Target, out *renderplan.Outpu
 			return r
 		}
 
-		start := time.Now()
-		dec := deployplan.Diff(out.Plan, d.baseline(st))
-		r.DiffTook += time.Since(start)
+		var dec deployplan.Decision
+		if attempt == 0 && pre != nil && pre.dec != nil {
+			dec = *pre.dec
+			r.DiffTook += pre.diffTook
+		} else {
+			start := time.Now()
+			dec = deployplan.Diff(out.Plan, d.baseline(st))
+			r.DiffTook += time.Since(start)
+		}
 		r.Mode, r.Verdict, r.Ops, r.Reasons = agentapi.ModeAuto, dec.Verdict, len(dec.Ops), dec.Reasons
 		req := &agentapi.ApplyRequest{
 			PlanID:         id,

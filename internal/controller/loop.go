@@ -430,6 +430,9 @@ func (l *Loop) reconcile(ctx context.Context) {
 		}
 		l.log.Warn("object problem: left out of the configuration", "problem", p.String())
 	}
+	// The plan ID may still be computing in the background: the diffs,
+	// which need the plan alone, run meanwhile.
+	l.disp.diffAhead(out, pre)
 	id := out.ID()
 	l.setStatus(func(s *Status) { s.Reconciliations++; s.PlanID = id; s.Problems = problems })
 
