@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/haptic-io/haptic/agentapi"
 	"github.com/haptic-io/haptic/deployplan"
 	"github.com/haptic-io/haptic/rendergate"
 	"github.com/haptic-io/haptic/renderplan"
@@ -503,6 +504,9 @@ func (l *Loop) logResult(r PodResult, renderTook, total time.Duration) {
 		"diff", r.DiffTook.Round(time.Microsecond), "apply", r.ApplyTook.Round(time.Microsecond),
 		"total", total.Round(time.Microsecond),
 	}
+	if r.Result != nil && len(r.Result.Timings) > 0 {
+		attrs = append(attrs, "agent", timingsText(r.Result.Timings))
+	}
 	if r.FullState {
 		attrs = append(attrs, "full_state", true)
 	}
@@ -511,6 +515,23 @@ func (l *Loop) logResult(r PodResult, renderTook, total time.Duration) {
 		return
 	}
 	l.log.Info("apply", attrs...)
+}
+
+// timingsText gives the agent's stage timings in the order of
+// [agentapi.Stages] ("fence=31µs files=612µs swap=… ops=1.104ms …").
+func timingsText(ts map[agentapi.Stage]time.Duration) string {
+	var b strings.Builder
+	for _, st := range agentapi.Stages() {
+		d, ok := ts[st]
+		if !ok {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%s=%v", st, d.Round(time.Microsecond))
+	}
+	return b.String()
 }
 
 // reasonsText joins the first reasons of a decision.
