@@ -235,18 +235,20 @@ func valuesOf(d map[string]any, keys []string) []any {
 // keys come sorted (segment.go).
 func (r *renderState) sortedMapKeys(dicts ...map[string]any) []string {
 	if len(dicts) == 1 {
-		if keys, ok := r.sortedKeys[reflect.ValueOf(dicts[0]).UnsafePointer()]; ok && len(keys) == len(dicts[0]) {
+		if sr, ok := r.sortedKeys[reflect.ValueOf(dicts[0]).UnsafePointer()]; ok && len(sr.keys) == len(dicts[0]) {
 			// The registry's keys change only by claims, which add keys:
 			// the same length means the same keys.
-			return slices.Clone(keys)
+			return slices.Clone(sr.keys)
 		}
 	}
 	return sortedMapKeys(dicts...)
 }
 
 func (r *renderState) sortedMapValues(d map[string]any) []any {
-	if keys, ok := r.sortedKeys[reflect.ValueOf(d).UnsafePointer()]; ok && len(keys) == len(d) {
-		return valuesOf(d, keys)
+	if sr, ok := r.sortedKeys[reflect.ValueOf(d).UnsafePointer()]; ok && len(sr.keys) == len(d) {
+		// Claims add keys, never change a value: the same length means
+		// the same values.
+		return slices.Clone(sr.vals)
 	}
 	return sortedMapValues(d)
 }

@@ -215,13 +215,21 @@ type renderState struct {
 	// segBackends are the backends of the adopted segment that recorded
 	// backends, nil when none (segment.go).
 	segBackends *segBackends
-	// sortedKeys are the keys, in order, of adopted registries (by the
-	// map's address): keys and values need not sort them.
-	sortedKeys map[unsafe.Pointer][]string
+	// sortedKeys are the keys, in order, and values of adopted
+	// registries (by the map's address): keys and values need not sort
+	// them.
+	sortedKeys map[unsafe.Pointer]sortedRegistry
 	scratch    renderScratch
 	// plans is the engine's plan cache while this render has it, nil if
 	// another render has it (carry.go).
 	plans *renderplan.PlanCache
+}
+
+// sortedRegistry is an adopted registry's keys in order and their
+// values.
+type sortedRegistry struct {
+	keys []string
+	vals []any
 }
 
 func newRenderState(ctx context.Context, e *Engine, store Store, opts RenderOptions) *renderState {
@@ -244,7 +252,7 @@ func newRenderState(ctx context.Context, e *Engine, store Store, opts RenderOpti
 		registries: map[string]map[string]any{},
 		mapsByKey:  map[string]*mapState{},
 		files:      map[string]*renderplan.FileContent{},
-		sortedKeys: map[unsafe.Pointer][]string{},
+		sortedKeys: map[unsafe.Pointer]sortedRegistry{},
 	}
 	if !opts.Fresh {
 		r.prevStore = r.prev.store

@@ -143,9 +143,11 @@ type segMap struct {
 type segReg struct {
 	keys map[string]writers
 	reg  map[string]any // the winners: what claimed returns
-	// sorted are reg's keys in order (keys and values of the adopted
-	// registry need no sort); shared once a render holds them.
+	// sorted are reg's keys in order and vals their values (keys and
+	// values of the adopted registry need no sort or lookup); shared once
+	// a render holds them.
 	sorted []string
+	vals   []any
 	shared bool
 }
 
@@ -308,6 +310,7 @@ func (s *segFold) apply(r *renderState, res *eachResult, add bool) {
 func (sr *segReg) own() {
 	if sr.shared {
 		sr.sorted = slices.Grow(slices.Clone(sr.sorted), 16)
+		sr.vals = slices.Grow(slices.Clone(sr.vals), 16)
 		sr.shared = false
 	}
 }
@@ -407,21 +410,28 @@ func (sr *segReg) add(k string, w writer, bulk bool) {
 	ws, ok := sr.keys[k]
 	if !ok {
 		sr.keys[k] = writers{first: w}
-		sr.reg[k] = w.memo().val
+		v := w.memo().val
+		sr.reg[k] = v
 		if !bulk {
 			sr.own()
 			i, _ := slices.BinarySearch(sr.sorted, k)
 			sr.sorted = slices.Insert(sr.sorted, i, k)
+			sr.vals = slices.Insert(sr.vals, i, v)
 		}
 		return
 	}
+	win := ws.first
 	ws.add(w)
 	sr.keys[k] = ws
 	sr.reg[k] = ws.first.memo().val
+	if ws.first != win && !bulk {
+		sr.set(k, ws.first.memo().val)
+	}
 }
 
 func (sr *segReg) remove(k string, w writer, bulk bool) {
 	ws := sr.keys[k]
+	win := ws.first
 	if ws.remove(w) {
 		delete(sr.keys, k)
 		delete(sr.reg, k)
@@ -429,12 +439,24 @@ func (sr *segReg) remove(k string, w writer, bulk bool) {
 			sr.own()
 			if i, ok := slices.BinarySearch(sr.sorted, k); ok {
 				sr.sorted = slices.Delete(sr.sorted, i, i+1)
+				sr.vals = slices.Delete(sr.vals, i, i+1)
 			}
 		}
 		return
 	}
 	sr.keys[k] = ws
 	sr.reg[k] = ws.first.memo().val
+	if ws.first != win && !bulk {
+		sr.set(k, ws.first.memo().val)
+	}
+}
+
+// set makes v the value of k in vals, after its first writer changed.
+func (sr *segReg) set(k string, v any) {
+	if i, ok := slices.BinarySearch(sr.sorted, k); ok {
+		sr.own()
+		sr.vals[i] = v
+	}
 }
 
 // add records a backend call as addBackend would, or breaks the segment
@@ -554,6 +576,10 @@ func (s *segFold) sortAll() {
 			sr.sorted = append(sr.sorted, k)
 		}
 		slices.Sort(sr.sorted)
+		sr.vals = make([]any, len(sr.sorted), cap(sr.sorted))
+		for i, k := range sr.sorted {
+			sr.vals[i] = sr.reg[k]
+		}
 		sr.shared = false
 	}
 	b := &s.bes
@@ -616,7 +642,7 @@ func (r *renderState) adopt(s *segFold) {
 		} else {
 			reg = maps.Clone(sr.reg)
 			r.registries[name] = reg
-			r.sortedKeys[reflect.ValueOf(reg).UnsafePointer()] = sr.sorted
+			r.sortedKeys[reflect.ValueOf(reg).UnsafePointer()] = sortedRegistry{sr.sorted, sr.vals}
 			sr.shared = true
 		}
 		if r.frozen != nil {

@@ -59,6 +59,7 @@ haproxyConfig:
     # held {{ len . }}
     {{- end }}
     # keys {{ keys (claimed "bes") | join "," }}
+    # values {{ values (claimed "reg") | join "," }}
 snippets:
   obj:
     template: |
