@@ -3,6 +3,7 @@ package templating
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"sort"
@@ -63,6 +64,8 @@ type Engine struct {
 	replayOnly bool
 	// renderPool and fragPool hold template clones renders reuse (pool.go).
 	renderPool, fragPool sync.Pool
+	// regexps are the patterns the regex functions compiled.
+	regexps regexpCache
 }
 
 // removedSprigFuncs are the sprig functions an Engine does not offer,
@@ -123,7 +126,7 @@ func Compile(cfg *Config) (*Engine, error) {
 		}
 	}
 
-	root := template.New("").Funcs(baseFuncs()).Funcs(placeholderFuncs())
+	root := template.New("").Funcs(baseFuncs(&e.regexps)).Funcs(placeholderFuncs())
 	var errs []error
 	parse := func(name, text string) {
 		if _, err := root.New(name).Parse(text); err != nil {
@@ -170,12 +173,14 @@ func (e *Engine) watchesServices() bool { return e.serviceAlias != "" && e.slice
 func (e *Engine) Config() *Config { return e.cfg }
 
 // baseFuncs are the stateless functions: sprig minus [removedSprigFuncs],
-// with keys and values made deterministic, plus HAPTIC helpers.
-func baseFuncs() template.FuncMap {
+// with keys and values made deterministic and the regex functions
+// compiling through re, plus HAPTIC helpers.
+func baseFuncs(re *regexpCache) template.FuncMap {
 	fm := template.FuncMap(sprig.TxtFuncMap())
 	for _, name := range removedSprigFuncs {
 		delete(fm, name)
 	}
+	maps.Copy(fm, re.funcs())
 	fm["keys"] = sortedMapKeys
 	fm["values"] = sortedMapValues
 	fm["toJSON"] = toJSON
