@@ -63,10 +63,11 @@ func build(cache *PlanCache, pieces []Piece, profiles []Profile, backends []Back
 	if cache != nil {
 		a.buf = &cache.buf // PlanCache.NewPlan releases it
 	}
+	mapFiles := a.startMapFiles(maps)
 	a.addProfiles(profiles)
 	a.addBackends(backends)
 	cfg := a.config(pieces)
-	out := a.files(cfg, maps, files)
+	out := a.files(cfg, mapFiles(), files)
 
 	p := a.p
 	// Names and paths are unique in a valid plan, so an unstable sort is
@@ -478,18 +479,54 @@ func (a *assembler) sectionEntry(i int) *backendEntry {
 	return nil
 }
 
-// files records haproxy.cfg, generates the map files and takes the
-// caller's files, in p.Files and in the returned output (unsorted).
-func (a *assembler) files(cfg []byte, maps []Map, files []FileContent) *Output {
-	p := a.p
-	out := &Output{Files: make([]FileContent, 0, 1+len(maps)+len(files))}
-	out.Files = append(out.Files, FileContent{Path: ConfigPath, Kind: FileConfig, Body: cfg})
-	p.Files = append(p.Files, File{Path: ConfigPath, Kind: FileConfig, ReloadOnChange: true})
-	// digests holds the digests of out.Files known already, "" for those
-	// to compute.
-	digests := make([]Digest, 1, cap(out.Files))
-	mapBody := make(map[string][]byte, len(maps))
-	p.Maps = make([]Map, len(maps))
+// mapFiles are the maps' part of an output: the plan's maps, their files
+// and digests, and the problems found.
+type mapFiles struct {
+	maps    []Map
+	files   []FileContent
+	digests []Digest
+	body    map[string][]byte // by path
+	errs    []error
+	dup     bool // two maps have one path
+}
+
+// parallelMapEntries is the fewest entries of changed maps for which a
+// build generates the map files on another goroutine, beside the
+// backends and haproxy.cfg: below it, waking a goroutine costs more than
+// it saves.
+const parallelMapEntries = 1024
+
+// startMapFiles starts generating the map files and returns a function
+// that waits for them: on another goroutine when the maps that changed
+// since the cache's last build are big, else on this one. The map work
+// touches only the cache's maps table and the runs buffer, which the
+// backends' never do.
+func (a *assembler) startMapFiles(maps []Map) func() *mapFiles {
+	work := 0
+	for _, m := range maps {
+		if a.cache == nil {
+			work += len(m.Entries)
+		} else if c, ok := a.cache.maps.get(m.Path); !ok || c.ordered != m.Ordered || !sameSlice(c.in, m.Entries) {
+			work += len(m.Entries)
+		}
+	}
+	if work < parallelMapEntries {
+		mf := a.mapFiles(maps)
+		return func() *mapFiles { return mf }
+	}
+	ch := make(chan *mapFiles, 1)
+	go func() { ch <- a.mapFiles(maps) }()
+	return func() *mapFiles { return <-ch }
+}
+
+// mapFiles generates the maps' files (see [mapFiles]).
+func (a *assembler) mapFiles(maps []Map) *mapFiles {
+	mf := &mapFiles{
+		maps:    make([]Map, len(maps)),
+		files:   make([]FileContent, 0, len(maps)),
+		digests: make([]Digest, 0, len(maps)),
+		body:    make(map[string][]byte, len(maps)),
+	}
 	for i, m := range maps {
 		// e is the cache's entry of the map if unchanged; old, that of
 		// its previous version if changed, and runs match the entries
@@ -531,10 +568,10 @@ func (a *assembler) files(cfg []byte, maps []Map, files []FileContent) *Output {
 				a.buf.runs = runs
 			}
 		}
-		p.Maps[i] = m
-		if _, dup := mapBody[m.Path]; dup {
-			a.fail("map %s: declared twice", m.Path)
-			a.mapsDup = true
+		mf.maps[i] = m
+		if _, dup := mf.body[m.Path]; dup {
+			mf.errs = append(mf.errs, fmt.Errorf("map %s: declared twice", m.Path))
+			mf.dup = true
 			continue
 		}
 		var body []byte
@@ -553,7 +590,7 @@ func (a *assembler) files(cfg []byte, maps []Map, files []FileContent) *Output {
 			digest = DigestOf(body)
 			made := &mapEntry{ordered: m.Ordered, in: in, entries: m.Entries, body: body, digest: digest, born: a.cache.gen}
 			if old != nil {
-				made.encodeFrom(&p.Maps[i], old, runs)
+				made.encodeFrom(&mf.maps[i], old, runs)
 				if !m.Ordered && !old.ordered && old.checked && old.valid {
 					made.prevValid, made.prevRuns = old.entries, slices.Clone(runs)
 				}
@@ -561,11 +598,32 @@ func (a *assembler) files(cfg []byte, maps []Map, files []FileContent) *Output {
 			a.cache.maps.put(m.Path, made)
 		default:
 			body = MapText(m)
+			digest = DigestOf(body)
 		}
-		mapBody[m.Path] = body
-		out.Files = append(out.Files, FileContent{Path: m.Path, Kind: FileMap, Body: body})
-		p.Files = append(p.Files, File{Path: m.Path, Kind: FileMap})
-		digests = append(digests, digest)
+		mf.body[m.Path] = body
+		mf.files = append(mf.files, FileContent{Path: m.Path, Kind: FileMap, Body: body})
+		mf.digests = append(mf.digests, digest)
+	}
+	return mf
+}
+
+// files records haproxy.cfg, the map files and the caller's files, in
+// p.Files and in the returned output (unsorted).
+func (a *assembler) files(cfg []byte, mf *mapFiles, files []FileContent) *Output {
+	p := a.p
+	a.errs = append(a.errs, mf.errs...)
+	a.mapsDup = mf.dup
+	p.Maps = mf.maps
+	out := &Output{Files: make([]FileContent, 0, 1+len(mf.files)+len(files))}
+	out.Files = append(out.Files, FileContent{Path: ConfigPath, Kind: FileConfig, Body: cfg})
+	p.Files = append(p.Files, File{Path: ConfigPath, Kind: FileConfig, ReloadOnChange: true})
+	// digests holds the digests of out.Files known already, "" for those
+	// to compute.
+	digests := make([]Digest, 1, cap(out.Files))
+	for i, f := range mf.files {
+		out.Files = append(out.Files, f)
+		p.Files = append(p.Files, File{Path: f.Path, Kind: FileMap})
+		digests = append(digests, mf.digests[i])
 	}
 	for _, f := range files {
 		switch {
@@ -573,7 +631,7 @@ func (a *assembler) files(cfg []byte, maps []Map, files []FileContent) *Output {
 			a.fail("file %s: %s is generated from the pieces; pass no config file", f.Path, ConfigPath)
 			continue
 		case f.Kind == FileMap:
-			if body, ok := mapBody[f.Path]; !ok || !bytes.Equal(body, f.Body) {
+			if body, ok := mf.body[f.Path]; !ok || !bytes.Equal(body, f.Body) {
 				a.fail("file %s: map files are generated from the maps; pass it as a Map", f.Path)
 			}
 			continue

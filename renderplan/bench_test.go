@@ -227,8 +227,8 @@ func BenchmarkNewPlan5000Appended(b *testing.B) {
 // backend and one new entry in each map, every other backend and its
 // slices unchanged, as a render after a route add hands them over.
 // NewPlan builds from scratch; PlanCache reuses the previous build. Each
-// build's plan ID is taken too, as the controller does (a PlanCache
-// computes it in the build).
+// build's plan ID is taken right after it, so that a PlanCache's
+// background computation of it counts in full.
 // Every 100 builds the inputs go back to n routes (untimed, the cache
 // rebuilt), so the size stays near n.
 func BenchmarkRouteAdd(b *testing.B) {

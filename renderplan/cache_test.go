@@ -579,10 +579,11 @@ func FuzzPlanCache(f *testing.F) {
 
 // TestPlanCacheIDsComputedInTheBackgroundSurviveLaterBuilds builds
 // changed inputs one after the other without asking for the IDs, then
-// checks every output's ID against NewPlan's: each output's ID is
-// computed from the cache as it was at its own build.
+// checks every output's ID and files against NewPlan's: each output's ID
+// is computed from the cache as it was at its own build. The changed map
+// is big enough to be generated beside the backends.
 func TestPlanCacheIDsComputedInTheBackgroundSurviveLaterBuilds(t *testing.T) {
-	pieces, profiles, backends, maps := threeMapInputs(300, true)
+	pieces, profiles, backends, maps := threeMapInputs(1200, true)
 	var c renderplan.PlanCache
 	var outs []*renderplan.Output
 	var want []string
@@ -601,6 +602,14 @@ func TestPlanCacheIDsComputedInTheBackgroundSurviveLaterBuilds(t *testing.T) {
 		ref, err := renderplan.NewPlan(pieces, profiles, backends, maps, nil)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if len(out.Files) != len(ref.Files) {
+			t.Fatalf("build %d: %d files, NewPlan %d", step, len(out.Files), len(ref.Files))
+		}
+		for i, f := range ref.Files {
+			if g := out.Files[i]; g.Path != f.Path || !bytes.Equal(g.Body, f.Body) {
+				t.Fatalf("build %d: file %s differs from NewPlan's", step, f.Path)
+			}
 		}
 		outs, want = append(outs, out), append(want, ref.Plan.ID())
 	}
