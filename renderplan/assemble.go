@@ -66,6 +66,7 @@ func build(cache *PlanCache, pieces []Piece, profiles []Profile, backends []Back
 	mapFiles := a.startMapFiles(maps)
 	a.addProfiles(profiles)
 	a.addBackends(backends)
+	backendChecks := a.startBackendChecks()
 	cfg := a.config(pieces)
 	out := a.files(cfg, mapFiles(), files)
 
@@ -88,7 +89,7 @@ func build(cache *PlanCache, pieces []Piece, profiles []Profile, backends []Back
 	if cache != nil {
 		v.mapEntries = cache.maps.m
 	}
-	v.plan(p)
+	v.planWith(p, backendChecks())
 	a.buf.guids = v.guids[:0]
 	a.errs = append(a.errs, v.problems()...)
 	if len(a.errs) > 0 {
@@ -477,6 +478,29 @@ func (a *assembler) sectionEntry(i int) *backendEntry {
 		return a.entry(k)
 	}
 	return nil
+}
+
+// parallelBackends is the fewest backends for which a PlanCache's build
+// checks them on another goroutine, beside the assembly of haproxy.cfg.
+const parallelBackends = 1024
+
+// startBackendChecks starts the validator's checks of the backends (see
+// [validator.checkBackends]) and returns a function that waits for them:
+// on another goroutine for a PlanCache's build of many backends, else on
+// this one. They read p.Backends, which is complete, the profiles' names
+// and modes, copied here (config sets their digests meanwhile), and the
+// backends' cache entries, whose fields they use no other step of the
+// build touches.
+func (a *assembler) startBackendChecks() func() *backendChecks {
+	v := validator{backendsOrdered: a.beUnique, backendEntries: a.beEntries, buffers: a.buf}
+	profiles := profilesByName(slices.Clone(a.p.Profiles))
+	if a.cache == nil || len(a.p.Backends) < parallelBackends {
+		b := v.checkBackends(a.p, profiles)
+		return func() *backendChecks { return b }
+	}
+	ch := make(chan *backendChecks, 1)
+	go func() { ch <- v.checkBackends(a.p, profiles) }()
+	return func() *backendChecks { return <-ch }
 }
 
 // mapFiles are the maps' part of an output: the plan's maps, their files

@@ -132,6 +132,30 @@ func (s subject) String() string {
 }
 
 func (v *validator) plan(p *Plan) {
+	v.planWith(p, v.checkBackends(p, profilesByName(p.Profiles)))
+}
+
+// profilesByName returns the profiles by name (the last of a name wins).
+func profilesByName(ps []Profile) map[string]*Profile {
+	m := make(map[string]*Profile, len(ps))
+	for i := range ps {
+		m[ps[i].Name] = &ps[i]
+	}
+	return m
+}
+
+// backendChecks are the results of checking a plan's backends, their
+// servers and the guids they use: the problems, in plan order, and what
+// the other checks need of them.
+type backendChecks struct {
+	errs   []error
+	guids  []guidUse
+	sorted bool // the backends are sorted strictly by name
+}
+
+// planWith is plan with the backends checked already (b): it checks the
+// rest and adds every problem to v in plan order.
+func (v *validator) planWith(p *Plan, b *backendChecks) {
 	if p.Schema != Schema {
 		v.add("plan: schema %q is not %q", p.Schema, Schema)
 	}
@@ -155,6 +179,95 @@ func (v *validator) plan(p *Plan) {
 		profiles[pr.Name] = pr
 	}
 
+	v.errs = append(v.errs, b.errs...)
+	v.guids = b.guids
+
+	// Files.
+	var cfg *File
+	files := make(map[string]*File, len(p.Files))
+	for i := range p.Files {
+		f := &p.Files[i]
+		what := subject{kind: "file", name: f.Path}
+		if i > 0 && p.Files[i-1].Path >= f.Path {
+			v.add("%s: %s", what, orderProblem(p.Files[i-1].Path, f.Path))
+		}
+		if problem := pathProblem(f.Path); problem != "" {
+			v.add("%s: path %s", what, problem)
+		}
+		switch f.Kind {
+		case FileConfig:
+			if f.Path != ConfigPath {
+				v.add("%s: kind config is only for %s", what, ConfigPath)
+			}
+		case FileMap, FileCert, FileCrtList, FileGeneral:
+			if f.Path == ConfigPath {
+				v.add("%s: kind %q, want config", what, f.Kind)
+			}
+		default:
+			v.add("%s: kind %q is unknown", what, f.Kind)
+		}
+		if !validDigest(f.Digest) {
+			v.add("%s: digest %q is not 16 lower-case hex digits", what, f.Digest)
+		}
+		if f.Size < 0 {
+			v.add("%s: negative size %d", what, f.Size)
+		}
+		if f.Path == ConfigPath {
+			cfg = f
+			if !f.ReloadOnChange {
+				v.add("%s: does not reload on change", what)
+			}
+		}
+		files[f.Path] = f
+	}
+	if cfg == nil {
+		v.add("plan: no %s file", ConfigPath)
+	}
+
+	// Maps.
+	for i := range p.Maps {
+		m := &p.Maps[i]
+		what := subject{kind: "map", name: m.Path}
+		if i > 0 && p.Maps[i-1].Path >= m.Path {
+			v.add("%s: %s", what, orderProblem(p.Maps[i-1].Path, m.Path))
+		}
+		if problem := pathProblem(m.Path); problem != "" {
+			v.add("%s: path %s", what, problem)
+		}
+		v.mapEntriesChecked(m, what)
+		f, ok := files[m.Path]
+		switch {
+		case !ok:
+			v.add("%s: no file at its path", what)
+		case f.Kind != FileMap:
+			v.add("%s: file at its path has kind %q, want map", what, f.Kind)
+		case v.mapsRendered:
+			// NewPlan generated the file from m: nothing to compare.
+		default:
+			v.buf = appendMapText(slices.Grow(v.buf[:0], mapTextSize(m)), m)
+			if f.Size != len(v.buf) || !isDigestOf(f.Digest, v.buf) {
+				v.add("%s: file digest or size does not match the entries", what)
+			}
+		}
+	}
+	for i := range p.Files {
+		if f := &p.Files[i]; f.Kind == FileMap {
+			if _, ok := p.Map(f.Path); !ok {
+				v.add("file %s: map file without a map", f.Path)
+			}
+		}
+	}
+
+	v.sections(p, cfg, profiles, newBackendIndex(p.Backends, b.sorted))
+}
+
+// checkBackends checks p's backends and servers and the guids they use,
+// looking their profiles up in profiles (by name: only names and modes
+// are read). It adds nothing to v: the problems are in the result. It
+// reads only p.Backends, profiles and the backends' cache entries, so a
+// build runs it while it assembles haproxy.cfg.
+func (v *validator) checkBackends(p *Plan, profiles map[string]*Profile) *backendChecks {
+	v = &validator{backendsOrdered: v.backendsOrdered, backendEntries: v.backendEntries, buffers: v.buffers}
 	// Backends usually share a few profiles: remember the last one found.
 	var lastProfile *Profile
 	lookupProfile := func(name string) (*Profile, bool) {
@@ -296,84 +409,7 @@ func (v *validator) plan(p *Plan) {
 		}
 	}
 	v.checkGUIDs(p)
-
-	// Files.
-	var cfg *File
-	files := make(map[string]*File, len(p.Files))
-	for i := range p.Files {
-		f := &p.Files[i]
-		what := subject{kind: "file", name: f.Path}
-		if i > 0 && p.Files[i-1].Path >= f.Path {
-			v.add("%s: %s", what, orderProblem(p.Files[i-1].Path, f.Path))
-		}
-		if problem := pathProblem(f.Path); problem != "" {
-			v.add("%s: path %s", what, problem)
-		}
-		switch f.Kind {
-		case FileConfig:
-			if f.Path != ConfigPath {
-				v.add("%s: kind config is only for %s", what, ConfigPath)
-			}
-		case FileMap, FileCert, FileCrtList, FileGeneral:
-			if f.Path == ConfigPath {
-				v.add("%s: kind %q, want config", what, f.Kind)
-			}
-		default:
-			v.add("%s: kind %q is unknown", what, f.Kind)
-		}
-		if !validDigest(f.Digest) {
-			v.add("%s: digest %q is not 16 lower-case hex digits", what, f.Digest)
-		}
-		if f.Size < 0 {
-			v.add("%s: negative size %d", what, f.Size)
-		}
-		if f.Path == ConfigPath {
-			cfg = f
-			if !f.ReloadOnChange {
-				v.add("%s: does not reload on change", what)
-			}
-		}
-		files[f.Path] = f
-	}
-	if cfg == nil {
-		v.add("plan: no %s file", ConfigPath)
-	}
-
-	// Maps.
-	for i := range p.Maps {
-		m := &p.Maps[i]
-		what := subject{kind: "map", name: m.Path}
-		if i > 0 && p.Maps[i-1].Path >= m.Path {
-			v.add("%s: %s", what, orderProblem(p.Maps[i-1].Path, m.Path))
-		}
-		if problem := pathProblem(m.Path); problem != "" {
-			v.add("%s: path %s", what, problem)
-		}
-		v.mapEntriesChecked(m, what)
-		f, ok := files[m.Path]
-		switch {
-		case !ok:
-			v.add("%s: no file at its path", what)
-		case f.Kind != FileMap:
-			v.add("%s: file at its path has kind %q, want map", what, f.Kind)
-		case v.mapsRendered:
-			// NewPlan generated the file from m: nothing to compare.
-		default:
-			v.buf = appendMapText(slices.Grow(v.buf[:0], mapTextSize(m)), m)
-			if f.Size != len(v.buf) || !isDigestOf(f.Digest, v.buf) {
-				v.add("%s: file digest or size does not match the entries", what)
-			}
-		}
-	}
-	for i := range p.Files {
-		if f := &p.Files[i]; f.Kind == FileMap {
-			if _, ok := p.Map(f.Path); !ok {
-				v.add("file %s: map file without a map", f.Path)
-			}
-		}
-	}
-
-	v.sections(p, cfg, profiles, newBackendIndex(p.Backends, backendsSorted))
+	return &backendChecks{errs: v.errs, guids: v.guids, sorted: backendsSorted}
 }
 
 // mapEntriesChecked checks the entries of m, unless a cache entry for
