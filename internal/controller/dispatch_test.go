@@ -3,6 +3,7 @@ package controller
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -226,4 +227,33 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+func TestDispatchSendsTheDecisionMadeAhead(t *testing.T) {
+	a := &patchAgent{patches: true}
+	d := newDispatcher(1, 0, testLogger(t), mustMetrics(t))
+	first, second := routesOutput(t, 200), routesOutput(t, 201)
+	dispatchTo(t, d, a, first)
+	targets := []Target{{Name: "p", Agent: a}, {Name: "down", Agent: a}}
+	pre := d.prefetch(context.Background(), targets[:1])()
+	pre["down"] = prefetched{err: errors.New("unreachable")}
+	d.diffAhead(second, pre)
+	if pre["down"].dec != nil {
+		t.Error("a pod whose state could not be read got a decision")
+	}
+	p := pre["p"]
+	if p.dec == nil || p.dec.Verdict != agentapi.VerdictRuntime || len(p.dec.Ops) < 2 {
+		t.Fatalf("decision made ahead: %+v, want a runtime one", p.dec)
+	}
+	// Marked (its last op dropped), so that a diff made again would show.
+	ahead := *p.dec
+	ahead.Ops = ahead.Ops[:len(ahead.Ops)-1]
+	p.dec = &ahead
+	pre["p"] = p
+	if _, err := d.dispatch(context.Background(), targets[:1], second, second.ID(), pre); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(ahead.Ops, a.last().Ops); diff != "" {
+		t.Errorf("ops sent differ from the decision made ahead (-ahead +sent):\n%s", diff)
+	}
 }

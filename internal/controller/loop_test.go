@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -324,5 +325,16 @@ func TestLoopPausesTheCheckerForEachReconciliation(t *testing.T) {
 		if d != 1 {
 			t.Errorf("reconciliation %d ran with the checker paused %d deep, want 1", i, d)
 		}
+	}
+}
+
+func TestTimingsTextListsTheStagesThatRanInTransactionOrder(t *testing.T) {
+	got := timingsText(map[agentapi.Stage]time.Duration{
+		agentapi.StageOps:    1104 * time.Microsecond,
+		agentapi.StageFence:  31 * time.Microsecond,
+		agentapi.StageCommit: 2500*time.Microsecond + 400*time.Nanosecond,
+	})
+	if want := "fence=31µs ops=1.104ms commit=2.5ms"; got != want {
+		t.Fatalf("timingsText = %q, want %q", got, want)
 	}
 }
