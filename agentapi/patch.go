@@ -52,13 +52,31 @@ func (p Patch) Size() int { return p.Prefix + len(p.Literal) + p.Suffix }
 // base is long enough, not its digest: the caller compares base with
 // p.Base and the result with the manifest.
 func (p Patch) Apply(base []byte) ([]byte, error) {
-	if p.Prefix < 0 || p.Suffix < 0 || p.Prefix+p.Suffix > len(base) {
-		return nil, fmt.Errorf("patch keeps %d and %d bytes of a base of %d", p.Prefix, p.Suffix, len(base))
+	if err := p.fits(base); err != nil {
+		return nil, err
 	}
 	out := make([]byte, 0, p.Size())
 	out = append(out, base[:p.Prefix]...)
 	out = append(out, p.Literal...)
 	return append(out, base[len(base)-p.Suffix:]...), nil
+}
+
+// Digest returns the digest of the body p makes of base, without making
+// it: an agent checks a patch before it needs the body. It checks what
+// Apply checks.
+func (p Patch) Digest(base []byte) (renderplan.Digest, error) {
+	if err := p.fits(base); err != nil {
+		return "", err
+	}
+	return renderplan.DigestOfParts(base[:p.Prefix], p.Literal, base[len(base)-p.Suffix:]), nil
+}
+
+// fits checks that base is long enough for p.
+func (p Patch) fits(base []byte) error {
+	if p.Prefix < 0 || p.Suffix < 0 || p.Prefix+p.Suffix > len(base) {
+		return fmt.Errorf("patch keeps %d and %d bytes of a base of %d", p.Prefix, p.Suffix, len(base))
+	}
+	return nil
 }
 
 // checkPatch checks a patch against its manifest entry: a well-formed

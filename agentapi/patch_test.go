@@ -60,6 +60,9 @@ func TestMakePatchRebuildsTheBodyFromTheBase(t *testing.T) {
 			if !bytes.Equal(got, tc.body) {
 				t.Errorf("Apply made %d bytes that differ from the body of %d", len(got), len(tc.body))
 			}
+			if d, err := pt.Digest(base); err != nil || d != renderplan.DigestOf(tc.body) {
+				t.Errorf("Digest = %s, %v; want the body's %s", d, err, renderplan.DigestOf(tc.body))
+			}
 		})
 	}
 }
@@ -68,6 +71,9 @@ func TestPatchApplyRefusesABaseTooShort(t *testing.T) {
 	pt := agentapi.Patch{Base: renderplan.DigestString("x"), Prefix: 3, Suffix: 3, Literal: []byte("-")}
 	if _, err := pt.Apply([]byte("abcde")); err == nil {
 		t.Error("Apply on 5 bytes keeping 3+3 succeeded, want an error")
+	}
+	if _, err := pt.Digest([]byte("abcde")); err == nil {
+		t.Error("Digest on 5 bytes keeping 3+3 succeeded, want an error")
 	}
 }
 

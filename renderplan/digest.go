@@ -16,6 +16,16 @@ func DigestOf(b []byte) Digest {
 	return digestSum(xxhash.Sum64(b))
 }
 
+// DigestOfParts returns the digest of the concatenation of parts, without
+// concatenating them.
+func DigestOfParts(parts ...[]byte) Digest {
+	h := xxhash.New()
+	for _, p := range parts {
+		_, _ = h.Write(p)
+	}
+	return digestSum(h.Sum64())
+}
+
 // DigestString returns the digest of s; it equals DigestOf([]byte(s))
 // without copying s.
 func DigestString(s string) Digest {

@@ -102,11 +102,14 @@ func nackf(stage agentapi.Stage, op int, format string, args ...any) *agentapi.N
 
 // plannedApply is a request after decoding: what to write and run.
 type plannedApply struct {
-	planID   string
-	files    manifest
-	bodies   map[string][]byte
-	patches  map[string]agentapi.Patch
-	rebuilt  map[string]bool // bodies applyPatches made (not the request's)
+	planID  string
+	files   manifest
+	bodies  map[string][]byte
+	patches map[string]agentapi.Patch
+	rebuilt map[string]bool // bodies applyPatches made (not the request's)
+	// pending are the patched bodies applyPatches checked but did not
+	// make yet (body makes them): the ops do not wait for them.
+	pending  map[string]pendingBody
 	ops      []agentapi.Op
 	reload   bool   // the mode or verdict asks for a reload
 	reason   string // why
@@ -207,6 +210,9 @@ func (a *Agent) apply(ctx context.Context, req *agentapi.ApplyRequest, mode agen
 				a.reloadOntoTree(ctx, res)
 			}
 			return nackf(agentapi.StageFiles, -1, format, err)
+		}
+		if err := p.makeBodies(); err != nil {
+			return fail("%v", err)
 		}
 		if stamps, err = tx.stage(&staged, p.bodies, entries, p.files); err != nil {
 			return fail("%v", err)
@@ -453,11 +459,13 @@ func (a *Agent) loadRevert(req *agentapi.ApplyRequest, p *plannedApply) error {
 	return nil
 }
 
-// applyPatches turns every patch of p into a body: the file on disk must
-// be the patch's base (cur, the tree's digests, says so), and what the
-// patch makes of it must have the manifest's digest; otherwise the apply
-// is refused at the files stage and nothing is written. p.bodies becomes
-// a new map; the request's is left alone.
+// applyPatches checks every patch of p: the file on disk must be the
+// patch's base (cur, the tree's digests, says so), and what the patch
+// makes of it must have the manifest's digest; otherwise the apply is
+// refused at the files stage and nothing is written. The bodies are made
+// when first needed (p.body), after the ops as a rule: checking takes a
+// hash of the parts, making them a copy of the whole file. p.bodies
+// becomes a new map; the request's is left alone.
 func (a *Agent) applyPatches(p *plannedApply, cur manifest) error {
 	if len(p.patches) == 0 {
 		return nil
@@ -465,6 +473,7 @@ func (a *Agent) applyPatches(p *plannedApply, cur manifest) error {
 	bodies := make(map[string][]byte, len(p.bodies)+len(p.patches))
 	maps.Copy(bodies, p.bodies)
 	p.rebuilt = make(map[string]bool, len(p.patches))
+	p.pending = make(map[string]pendingBody, len(p.patches))
 	for path, pt := range p.patches {
 		if have, ok := cur[path]; !ok || have != pt.Base {
 			if !ok {
@@ -484,17 +493,52 @@ func (a *Agent) applyPatches(p *plannedApply, cur manifest) error {
 				return nackf(agentapi.StageFiles, -1, "read the base of the patch for %s: %v", path, err)
 			}
 		}
-		body, err := pt.Apply(base)
+		got, err := pt.Digest(base)
 		if err != nil {
 			return nackf(agentapi.StageFiles, -1, "patch for %s: %v", path, err)
 		}
-		if got := renderplan.DigestOf(body); got != p.files[path] {
+		if got != p.files[path] {
 			return nackf(agentapi.StageFiles, -1, "patch for %s makes digest %s, the manifest says %s", path, got, p.files[path])
 		}
-		bodies[path] = body
+		p.pending[path] = pendingBody{patch: pt, base: base}
 		p.rebuilt[path] = true
 	}
 	p.bodies = bodies
+	return nil
+}
+
+// pendingBody is a checked patch and the base it applies to.
+type pendingBody struct {
+	patch agentapi.Patch
+	base  []byte
+}
+
+// body returns the body p writes at path, making it from its patch if
+// need be; false when p has none.
+func (p *plannedApply) body(path string) ([]byte, bool, error) {
+	if b, ok := p.bodies[path]; ok {
+		return b, true, nil
+	}
+	pb, ok := p.pending[path]
+	if !ok {
+		return nil, false, nil
+	}
+	b, err := pb.patch.Apply(pb.base)
+	if err != nil {
+		return nil, true, fmt.Errorf("patch for %s: %w", path, err)
+	}
+	p.bodies[path] = b
+	delete(p.pending, path)
+	return b, true, nil
+}
+
+// makeBodies makes every body that is still a patch.
+func (p *plannedApply) makeBodies() error {
+	for path := range p.pending {
+		if _, _, err := p.body(path); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -535,7 +579,8 @@ func (a *Agent) entries(p *plannedApply, cur manifest) ([]journalEntry, error) {
 		if exists && have == d {
 			continue
 		}
-		if _, ok := p.bodies[path]; !ok {
+		_, body := p.bodies[path]
+		if _, pending := p.pending[path]; !body && !pending {
 			if !exists {
 				have = "absent"
 			}

@@ -63,8 +63,8 @@ func (a *Agent) runOps(ctx context.Context, ws *opSession, p *plannedApply, res 
 	r.env = CommandEnv{
 		Deletes: DeleteAtOnce,
 		ReadFile: func(path string) ([]byte, error) {
-			if b, ok := p.bodies[path]; ok {
-				return b, nil
+			if b, ok, err := p.body(path); ok || err != nil {
+				return b, err
 			}
 			if err := checkPath(path); err != nil {
 				return nil, err
