@@ -12,8 +12,8 @@
 //
 // [Agent.Apply] runs one transaction at a time: fence (expected previous
 // plan, fencing token not older than the newest accepted) → check the
-// files against the tree (patches rebuilt, digests compared; nothing is
-// written) → stage the changed bodies under BaseDir/.haptic-txn (same
+// files against the tree (digests compared, patches' results included;
+// nothing is written) → stage the changed bodies under BaseDir/.haptic-txn (same
 // filesystem), hard-link the old files aside and write the journal, then
 // make all of it durable in one pass → swap by renames, haproxy.cfg last
 // → reload through the master socket when the mode or verdict asks, or as
@@ -48,10 +48,12 @@
 // inode) that each commit primes with the files it staged, so only files
 // changed by someone else are read back; bodies the handler already
 // hashed are not hashed again ([agentapi.BodiesChecked]); a file may come
-// as an [agentapi.Patch] of the one on disk, rebuilt from the body the
-// agent kept when it wrote that file (read from disk only when it has
-// none) and checked against the manifest's digest; and the socket session
-// is dialled in the background during the check.
+// as an [agentapi.Patch] of the one on disk, whose result is checked
+// against the manifest's digest by hashing its parts in place (the base
+// is the body the agent kept when it wrote that file, read from disk only
+// when it has none) and made into a body only when staged, after the
+// ops; and the socket session is dialled in the background during the
+// check.
 //
 // # Crash recovery
 //
