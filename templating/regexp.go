@@ -63,61 +63,47 @@ func (c *regexpCache) funcs() template.FuncMap {
 			return err == nil && re.MatchString(s)
 		},
 		"mustRegexMatch": func(regex, s string) (bool, error) {
-			re, err := c.compile(regex)
-			if err != nil {
-				return false, err
-			}
-			return re.MatchString(s), nil
+			return withRegexp(c, regex, false, func(re *regexp.Regexp) bool { return re.MatchString(s) })
 		},
 		"regexFindAll": func(regex, s string, n int) []string {
 			return c.mustCompile(regex).FindAllString(s, n)
 		},
 		"mustRegexFindAll": func(regex, s string, n int) ([]string, error) {
-			re, err := c.compile(regex)
-			if err != nil {
-				return []string{}, err
-			}
-			return re.FindAllString(s, n), nil
+			return withRegexp(c, regex, []string{}, func(re *regexp.Regexp) []string { return re.FindAllString(s, n) })
 		},
 		"regexFind": func(regex, s string) string {
 			return c.mustCompile(regex).FindString(s)
 		},
 		"mustRegexFind": func(regex, s string) (string, error) {
-			re, err := c.compile(regex)
-			if err != nil {
-				return "", err
-			}
-			return re.FindString(s), nil
+			return withRegexp(c, regex, "", func(re *regexp.Regexp) string { return re.FindString(s) })
 		},
 		"regexReplaceAll": func(regex, s, repl string) string {
 			return c.mustCompile(regex).ReplaceAllString(s, repl)
 		},
 		"mustRegexReplaceAll": func(regex, s, repl string) (string, error) {
-			re, err := c.compile(regex)
-			if err != nil {
-				return "", err
-			}
-			return re.ReplaceAllString(s, repl), nil
+			return withRegexp(c, regex, "", func(re *regexp.Regexp) string { return re.ReplaceAllString(s, repl) })
 		},
 		"regexReplaceAllLiteral": func(regex, s, repl string) string {
 			return c.mustCompile(regex).ReplaceAllLiteralString(s, repl)
 		},
 		"mustRegexReplaceAllLiteral": func(regex, s, repl string) (string, error) {
-			re, err := c.compile(regex)
-			if err != nil {
-				return "", err
-			}
-			return re.ReplaceAllLiteralString(s, repl), nil
+			return withRegexp(c, regex, "", func(re *regexp.Regexp) string { return re.ReplaceAllLiteralString(s, repl) })
 		},
 		"regexSplit": func(regex, s string, n int) []string {
 			return c.mustCompile(regex).Split(s, n)
 		},
 		"mustRegexSplit": func(regex, s string, n int) ([]string, error) {
-			re, err := c.compile(regex)
-			if err != nil {
-				return []string{}, err
-			}
-			return re.Split(s, n), nil
+			return withRegexp(c, regex, []string{}, func(re *regexp.Regexp) []string { return re.Split(s, n) })
 		},
 	}
+}
+
+// withRegexp is f of the compiled regex, or zero and the compile error,
+// as sprig's must functions answer.
+func withRegexp[T any](c *regexpCache, regex string, zero T, f func(*regexp.Regexp) T) (T, error) {
+	re, err := c.compile(regex)
+	if err != nil {
+		return zero, err
+	}
+	return f(re), nil
 }
