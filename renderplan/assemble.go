@@ -480,21 +480,20 @@ func (a *assembler) sectionEntry(i int) *backendEntry {
 	return nil
 }
 
-// parallelBackends is the fewest backends for which a PlanCache's build
-// checks them on another goroutine, beside the assembly of haproxy.cfg.
+// parallelBackends is the fewest backends for which a build checks them
+// on another goroutine, beside the assembly of haproxy.cfg.
 const parallelBackends = 1024
 
 // startBackendChecks starts the validator's checks of the backends (see
 // [validator.checkBackends]) and returns a function that waits for them:
-// on another goroutine for a PlanCache's build of many backends, else on
-// this one. They read p.Backends, which is complete, the profiles' names
+// on another goroutine for a build of many backends, else on this one. They read p.Backends, which is complete, the profiles' names
 // and modes, copied here (config sets their digests meanwhile), and the
 // backends' cache entries, whose fields they use no other step of the
 // build touches.
 func (a *assembler) startBackendChecks() func() *backendChecks {
 	v := validator{backendsOrdered: a.beUnique, backendEntries: a.beEntries, buffers: a.buf}
 	profiles := profilesByName(slices.Clone(a.p.Profiles))
-	if a.cache == nil || len(a.p.Backends) < parallelBackends {
+	if len(a.p.Backends) < parallelBackends {
 		b := v.checkBackends(a.p, profiles)
 		return func() *backendChecks { return b }
 	}
@@ -521,8 +520,9 @@ type mapFiles struct {
 const parallelMapEntries = 1024
 
 // startMapFiles starts generating the map files and returns a function
-// that waits for them: on another goroutine when the maps that changed
-// since the cache's last build are big, else on this one. The map work
+// that waits for them: on another goroutine when the maps to generate
+// (those that changed since a cache's last build) are big, else on this
+// one. The map work
 // touches only the cache's maps table and the runs buffer, which the
 // backends' never do.
 func (a *assembler) startMapFiles(maps []Map) func() *mapFiles {
