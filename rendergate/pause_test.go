@@ -33,13 +33,15 @@ func TestPausedCheckerHoldsNewChecksOutsideTheirTimeout(t *testing.T) {
 }
 
 // A Pause stops the haproxy process that is running (its state becomes
-// T) and the clock of its timeout; Resume continues both.
+// T) and the clock of its timeout; Resume continues both. The fake
+// haproxy runs until the test releases it, and the timeout is long, so
+// that neither ends it before the Pause on a loaded machine.
 func TestPauseStopsARunningCheckAndItsTimeout(t *testing.T) {
 	dir := worldDir(t)
 	must(t, os.Chmod(dir, 0o777))
-	pidFile := filepath.Join(dir, "pid")
-	script := fmt.Sprintf("echo $$ > %s; i=0; while [ $i -lt 5 ]; do sleep 0.1; i=$((i+1)); done; exit 0", pidFile)
-	c := newChecker(t, rendergate.Config{Binary: fakeBinary(t), Timeout: 2 * time.Second})
+	pidFile, release := filepath.Join(dir, "pid"), filepath.Join(dir, "release")
+	script := fmt.Sprintf("echo $$ > %s; i=0; while [ ! -e %s ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; exit 0", pidFile, release)
+	c := newChecker(t, rendergate.Config{Binary: fakeBinary(t), Timeout: 4 * time.Second})
 	out := textOutput(t, script)
 	done := make(chan error, 1)
 	go func() { done <- c.Check(context.Background(), out) }()
@@ -58,11 +60,12 @@ func TestPauseStopsARunningCheckAndItsTimeout(t *testing.T) {
 	select {
 	case err := <-done:
 		t.Fatalf("the check finished while it was stopped: %v", err)
-	case <-time.After(3 * time.Second): // longer than the timeout
+	case <-time.After(4500 * time.Millisecond): // longer than the timeout
 	}
 	if s := procState(pid); s != "T" {
-		t.Errorf("haproxy's state after 3 s paused = %q, want T (stopped)", s)
+		t.Errorf("haproxy's state after 4.5 s paused = %q, want T (stopped)", s)
 	}
+	must(t, os.WriteFile(release, nil, 0o644))
 	c.Resume()
 	if err := waitCheck(t, done); err != nil {
 		t.Fatalf("Check after Resume = %v, want a pass (the paused time is not part of the timeout)", err)
