@@ -63,12 +63,12 @@ func build(cache *PlanCache, pieces []Piece, profiles []Profile, backends []Back
 	if cache != nil {
 		a.buf = &cache.buf // PlanCache.NewPlan releases it
 	}
-	mapFiles := a.startMapFiles(maps)
+	waitMaps := a.startMapFiles(maps)
 	a.addProfiles(profiles)
 	a.addBackends(backends)
-	backendChecks := a.startBackendChecks()
+	waitChecks := a.startBackendChecks()
 	cfg := a.config(pieces)
-	out := a.files(cfg, mapFiles(), files)
+	out := a.files(cfg, waitMaps(), files)
 
 	p := a.p
 	// Names and paths are unique in a valid plan, so an unstable sort is
@@ -89,7 +89,7 @@ func build(cache *PlanCache, pieces []Piece, profiles []Profile, backends []Back
 	if cache != nil {
 		v.mapEntries = cache.maps.m
 	}
-	v.planWith(p, backendChecks())
+	v.planWith(p, waitChecks())
 	a.buf.guids = v.guids[:0]
 	a.errs = append(a.errs, v.problems()...)
 	if len(a.errs) > 0 {

@@ -240,7 +240,7 @@ func valuesOf(d map[string]any, keys []string) []any {
 // keys come sorted (segment.go).
 func (r *renderState) sortedMapKeys(dicts ...map[string]any) []string {
 	if len(dicts) == 1 {
-		if sr, ok := r.sortedKeys[reflect.ValueOf(dicts[0]).UnsafePointer()]; ok && len(sr.keys) == len(dicts[0]) {
+		if sr, ok := r.adopted[reflect.ValueOf(dicts[0]).UnsafePointer()]; ok && len(sr.keys) == len(dicts[0]) {
 			// The registry's keys change only by claims, which add keys:
 			// the same length means the same keys.
 			return slices.Clone(sr.keys)
@@ -250,7 +250,7 @@ func (r *renderState) sortedMapKeys(dicts ...map[string]any) []string {
 }
 
 func (r *renderState) sortedMapValues(d map[string]any) []any {
-	if sr, ok := r.sortedKeys[reflect.ValueOf(d).UnsafePointer()]; ok && len(sr.keys) == len(d) {
+	if sr, ok := r.adopted[reflect.ValueOf(d).UnsafePointer()]; ok && len(sr.keys) == len(d) {
 		// Claims add keys, never change a value: the same length means
 		// the same values.
 		return slices.Clone(sr.vals)

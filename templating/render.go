@@ -215,11 +215,11 @@ type renderState struct {
 	// segBackends are the backends of the adopted segment that recorded
 	// backends, nil when none (segment.go).
 	segBackends *segBackends
-	// sortedKeys are the keys, in order, and values of adopted
+	// adopted are the keys, in order, and values of adopted
 	// registries (by the map's address): keys and values need not sort
 	// them.
-	sortedKeys map[unsafe.Pointer]sortedRegistry
-	scratch    renderScratch
+	adopted map[unsafe.Pointer]sortedRegistry
+	scratch renderScratch
 	// plans is the engine's plan cache while this render has it, nil if
 	// another render has it (carry.go).
 	plans *renderplan.PlanCache
@@ -252,7 +252,7 @@ func newRenderState(ctx context.Context, e *Engine, store Store, opts RenderOpti
 		registries: map[string]map[string]any{},
 		mapsByKey:  map[string]*mapState{},
 		files:      map[string]*renderplan.FileContent{},
-		sortedKeys: map[unsafe.Pointer]sortedRegistry{},
+		adopted:    map[unsafe.Pointer]sortedRegistry{},
 	}
 	if !opts.Fresh {
 		r.prevStore = r.prev.store

@@ -642,7 +642,7 @@ func (r *renderState) adopt(s *segFold) {
 		} else {
 			reg = maps.Clone(sr.reg)
 			r.registries[name] = reg
-			r.sortedKeys[reflect.ValueOf(reg).UnsafePointer()] = sortedRegistry{sr.sorted, sr.vals}
+			r.adopted[reflect.ValueOf(reg).UnsafePointer()] = sortedRegistry{sr.sorted, sr.vals}
 			sr.shared = true
 		}
 		if r.frozen != nil {
