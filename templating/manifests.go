@@ -1,7 +1,6 @@
 package templating
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -11,8 +10,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-
-	"sigs.k8s.io/yaml"
 )
 
 // LoadDir reads every *.yaml, *.yml and *.json file under dir (recursively,
@@ -93,20 +90,14 @@ func DecodeManifests(b []byte) ([]map[string]any, error) {
 		if len(bytes.TrimSpace(doc)) == 0 {
 			continue
 		}
-		js, err := yaml.YAMLToJSON(doc)
+		v, err := decodeYAMLDocument(doc)
 		if err != nil {
 			return nil, fmt.Errorf("document %d: %w", i, err)
 		}
-		if bytes.Equal(bytes.TrimSpace(js), []byte("null")) {
+		if v == nil {
 			continue
 		}
-		dec := json.NewDecoder(bytes.NewReader(js))
-		dec.UseNumber()
-		var v any
-		if err := dec.Decode(&v); err != nil {
-			return nil, fmt.Errorf("document %d: %w", i, err)
-		}
-		obj, ok := normalizeValue(v).(map[string]any)
+		obj, ok := v.(map[string]any)
 		if !ok {
 			return nil, fmt.Errorf("document %d: not a mapping", i)
 		}
@@ -130,36 +121,23 @@ func DecodeManifests(b []byte) ([]map[string]any, error) {
 }
 
 // splitYAMLDocuments splits at lines that are "---" or start with "--- ".
+// The documents are slices of b.
 func splitYAMLDocuments(b []byte) [][]byte {
 	var docs [][]byte
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 0, 64*1024), len(b)+1)
-	sc.Split(scanLinesKeepEOL)
-	var cur bytes.Buffer
-	for sc.Scan() {
-		line := sc.Bytes()
-		t := bytes.TrimRight(line, "\r\n")
-		if bytes.Equal(t, []byte("---")) || bytes.HasPrefix(t, []byte("--- ")) {
-			docs = append(docs, bytes.Clone(cur.Bytes()))
-			cur.Reset()
-			continue
+	doc := 0 // start of the current document
+	for line := 0; line < len(b); {
+		next := len(b)
+		if i := bytes.IndexByte(b[line:], '\n'); i >= 0 {
+			next = line + i + 1
 		}
-		cur.Write(line)
+		t := bytes.TrimRight(b[line:next], "\r\n")
+		if bytes.Equal(t, []byte("---")) || bytes.HasPrefix(t, []byte("--- ")) {
+			docs = append(docs, b[doc:line])
+			doc = next
+		}
+		line = next
 	}
-	return append(docs, cur.Bytes())
-}
-
-func scanLinesKeepEOL(data []byte, atEOF bool) (int, []byte, error) {
-	if atEOF && len(data) == 0 {
-		return 0, nil, nil
-	}
-	if i := bytes.IndexByte(data, '\n'); i >= 0 {
-		return i + 1, data[:i+1], nil
-	}
-	if atEOF {
-		return len(data), data, nil
-	}
-	return 0, nil, nil
+	return append(docs, b[doc:])
 }
 
 // normalizeValue converts json.Number and integral float64 values to int64

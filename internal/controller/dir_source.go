@@ -1,15 +1,14 @@
 package controller
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -100,7 +99,7 @@ func (s *DirSource) Run(ctx context.Context, events chan<- Event) error {
 	}
 	defer func() { _ = w.Close() }()
 
-	st := &dirState{src: s, files: map[string]map[objKey]objRecord{}, owners: map[objKey]string{}}
+	st := &dirState{src: s, files: map[string]map[objKey]map[string]any{}, owners: map[objKey]string{}}
 	send := func(ev Event) error {
 		if len(ev.Changes) == 0 && ev.Err == nil && !ev.Initialized {
 			return nil
@@ -213,19 +212,12 @@ func (k objKey) less(o objKey) bool {
 	return k.name < o.name
 }
 
-// objRecord is one object as last read, with its encoding to detect
-// changes.
-type objRecord struct {
-	enc []byte
-	obj map[string]any
-}
-
 // dirState is what one Run knows: the objects of every file and which
 // file owns each object. It belongs to the Run goroutine.
 type dirState struct {
 	src    *DirSource
-	files  map[string]map[objKey]objRecord // by absolute path
-	owners map[objKey]string               // object → the file that defines it
+	files  map[string]map[objKey]map[string]any // by absolute path
+	owners map[objKey]string                    // object → the file that defines it
 }
 
 // handle turns one fsnotify event into source events.
@@ -304,7 +296,7 @@ func (st *dirState) load(p string) Event {
 	if err != nil {
 		return Event{Err: fmt.Errorf("manifest %s: %w", st.rel(p), err), Origin: origin}
 	}
-	next := map[objKey]objRecord{}
+	next := map[objKey]map[string]any{}
 	var problems []error
 	for i, obj := range objs {
 		apiVersion, _ := obj["apiVersion"].(string)
@@ -328,12 +320,7 @@ func (st *dirState) load(p string) Event {
 				problems = append(problems, fmt.Errorf("manifest %s: %s %s/%s is already defined in %s; ignored", st.rel(p), kind, ns, name, st.rel(owner)))
 				continue
 			}
-			enc, err := json.Marshal(obj)
-			if err != nil {
-				problems = append(problems, fmt.Errorf("manifest %s: %s %s/%s: %w", st.rel(p), kind, ns, name, err))
-				continue
-			}
-			next[k] = objRecord{enc: enc, obj: obj}
+			next[k] = obj
 		}
 	}
 	return st.replace(p, next, errors.Join(problems...))
@@ -341,7 +328,7 @@ func (st *dirState) load(p string) Event {
 
 // replace sets the objects of file p to next (nil: the file is gone) and
 // returns the changes: deletes first, then upserts, each sorted.
-func (st *dirState) replace(p string, next map[objKey]objRecord, problem error) Event {
+func (st *dirState) replace(p string, next map[objKey]map[string]any, problem error) Event {
 	prev := st.files[p]
 	var dels, ups []objKey
 	for k := range prev {
@@ -349,8 +336,10 @@ func (st *dirState) replace(p string, next map[objKey]objRecord, problem error) 
 			dels = append(dels, k)
 		}
 	}
-	for k, r := range next {
-		if old, ok := prev[k]; !ok || !bytes.Equal(old.enc, r.enc) {
+	// Decoded objects hold only maps, slices and scalars, so deep
+	// equality is equality of their JSON.
+	for k, obj := range next {
+		if old, ok := prev[k]; !ok || !reflect.DeepEqual(old, obj) {
 			ups = append(ups, k)
 		}
 	}
@@ -363,7 +352,7 @@ func (st *dirState) replace(p string, next map[objKey]objRecord, problem error) 
 	}
 	for _, k := range ups {
 		st.owners[k] = p
-		ev.Changes = append(ev.Changes, Change{Alias: k.alias, Namespace: k.namespace, Name: k.name, Object: next[k].obj})
+		ev.Changes = append(ev.Changes, Change{Alias: k.alias, Namespace: k.namespace, Name: k.name, Object: next[k]})
 	}
 	if next == nil {
 		delete(st.files, p)
