@@ -2,6 +2,7 @@ package agentapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"strings"
@@ -131,4 +132,20 @@ type noopApplier struct{ f *fakeApplier }
 func (n noopApplier) State(ctx context.Context) (*agentapi.State, error) { return n.f.State(ctx) }
 func (n noopApplier) Apply(context.Context, *agentapi.ApplyRequest) (*agentapi.ApplyResult, error) {
 	return n.f.result, nil
+}
+
+// BenchmarkDecodeManifestRouteAdd measures the agent's decode of a route
+// add's manifest (its file list and seven ops), which it reads before
+// anything else.
+func BenchmarkDecodeManifestRouteAdd(b *testing.B) {
+	manifest, err := json.Marshal(routeAddRequest(3000))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := agentapi.DecodeManifest(manifest, agentapi.Limits{}); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
