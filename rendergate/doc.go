@@ -76,7 +76,10 @@
 // returns, [Runner.Run] checks one output at a time and hands each
 // [Result] (with its output, to dispatch after a pass) to a callback.
 // While a check runs only the newest submitted output waits; older ones
-// are reported superseded ([ErrSuperseded]).
+// are reported superseded ([ErrSuperseded]). [RunnerConfig.Spacing] puts a
+// rest between checks, during which submissions coalesce the same way;
+// [Runner.SubmitUrgent] is for an output held until its verdict, which
+// does not wait for the rest.
 //
 // A background check must not delay the changes it checks. HAProxyChecker
 // runs haproxy at nice 19, and it is a [Pauser]: the controller pauses it

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -58,11 +59,18 @@ type runnerHarness struct {
 
 func startRunner(t *testing.T) *runnerHarness {
 	t.Helper()
+	return startSpacedRunner(t, 0)
+}
+
+// startSpacedRunner is startRunner with RunnerConfig.Spacing.
+func startSpacedRunner(t *testing.T, spacing time.Duration) *runnerHarness {
+	t.Helper()
 	h := &runnerHarness{checker: newFakeChecker(), results: make(chan rendergate.Result, 64)}
 	r, err := rendergate.NewRunner(rendergate.RunnerConfig{
 		Checker:  h.checker,
 		OnResult: func(res rendergate.Result) { h.results <- res },
 		Log:      testLogger(t),
+		Spacing:  spacing,
 	})
 	must(t, err)
 	h.runner = r
@@ -261,13 +269,93 @@ func TestRunnerSubmitsFromManyGoroutinesEndWithTheLastOneChecked(t *testing.T) {
 
 func TestNewRunnerRequiresCheckerAndOnResult(t *testing.T) {
 	for name, cfg := range map[string]rendergate.RunnerConfig{
-		"no checker":   {OnResult: func(rendergate.Result) {}},
-		"no on-result": {Checker: newFakeChecker()},
+		"no checker":       {OnResult: func(rendergate.Result) {}},
+		"no on-result":     {Checker: newFakeChecker()},
+		"negative spacing": {Checker: newFakeChecker(), OnResult: func(rendergate.Result) {}, Spacing: -time.Second},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := rendergate.NewRunner(cfg); err == nil {
 				t.Fatal("NewRunner accepted the config")
 			}
 		})
+	}
+}
+
+func TestRunnerSpacedChecksCoverTheNewestOutputAfterTheSpacing(t *testing.T) {
+	const spacing = time.Second
+	h := startSpacedRunner(t, spacing)
+	o1, o2, o3 := planOutput(t, 1), planOutput(t, 2), planOutput(t, 3)
+
+	h.runner.Submit(o1)
+	c1 := h.next(t) // the first check starts at once
+	c1.release <- nil
+	ended := time.Now()
+	// Both land while the runner rests, so only the newer is checked.
+	h.runner.Submit(o2)
+	h.runner.Submit(o3)
+	c3 := h.next(t)
+	if rested := time.Since(ended); rested < spacing {
+		t.Errorf("the next check started %v after the last one ended, want at least %v", rested, spacing)
+	}
+	if c3.id != o3.Plan.ID() {
+		t.Fatalf("check of plan %s after the spacing, want the newest %s", c3.id, o3.Plan.ID())
+	}
+	c3.release <- nil
+	want := []gotResult{
+		{PlanID: o1.Plan.ID(), Verdict: rendergate.VerdictPass},
+		{PlanID: o2.Plan.ID(), Superseded: true},
+		{PlanID: o3.Plan.ID(), Verdict: rendergate.VerdictPass},
+	}
+	if diff := cmp.Diff(want, h.take(t, len(want))); diff != "" {
+		t.Fatalf("results (-want +got):\n%s", diff)
+	}
+}
+
+func TestRunnerUrgentOutputSkipsTheSpacing(t *testing.T) {
+	h := startSpacedRunner(t, time.Hour)
+	o1, o2, o3 := planOutput(t, 1), planOutput(t, 2), planOutput(t, 3)
+
+	h.runner.Submit(o1)
+	h.next(t).release <- nil
+	h.runner.Submit(o2) // would wait an hour
+	h.runner.SubmitUrgent(o3)
+	c3 := h.next(t)
+	if c3.id != o3.Plan.ID() {
+		t.Fatalf("check of plan %s, want the urgent %s", c3.id, o3.Plan.ID())
+	}
+	c3.release <- nil
+	want := []gotResult{
+		{PlanID: o1.Plan.ID(), Verdict: rendergate.VerdictPass},
+		{PlanID: o2.Plan.ID(), Superseded: true},
+		{PlanID: o3.Plan.ID(), Verdict: rendergate.VerdictPass},
+	}
+	if diff := cmp.Diff(want, h.take(t, len(want))); diff != "" {
+		t.Fatalf("results (-want +got):\n%s", diff)
+	}
+}
+
+func TestRunnerWaitingOutputStaysUrgentWhenReplaced(t *testing.T) {
+	h := startSpacedRunner(t, time.Hour)
+	o1, o2, o3 := planOutput(t, 1), planOutput(t, 2), planOutput(t, 3)
+
+	h.runner.Submit(o1)
+	c1 := h.next(t)
+	h.runner.SubmitUrgent(o2)
+	h.runner.Submit(o3) // replaces the urgent o2 while o1 is checked
+	c1.release <- nil
+	if c := h.next(t); c.id != o3.Plan.ID() {
+		t.Fatalf("check of plan %s, want %s at once", c.id, o3.Plan.ID())
+	} else {
+		c.release <- nil
+	}
+}
+
+func TestRunnerStopsWhileResting(t *testing.T) {
+	h := startSpacedRunner(t, time.Hour)
+	h.runner.Submit(planOutput(t, 1))
+	h.next(t).release <- nil
+	h.runner.Submit(planOutput(t, 2))
+	if err := h.stop(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run returned %v, want context.Canceled", err)
 	}
 }

@@ -48,6 +48,7 @@ func benchmarkPropagationCommand() *cli.Command {
 			&cli.StringFlag{Name: "workdir", Usage: "local mode's work directory (HAProxy's tree, the agent's state); on tmpfs (/dev/shm/…) the agent's fsyncs cost nothing"},
 			&cli.BoolFlag{Name: "in-process", Usage: "run the poller and the echo backends as goroutines of this process, not as child processes (local mode's work then delays them)"},
 			idleGCFlag(),
+			checkSpacingFlag(),
 			&cli.StringFlag{Name: "log-level", Usage: "local mode's log level (debug, info, warn, error)", Value: "error"},
 		},
 		Action: func(c *cli.Context) error {
@@ -104,9 +105,10 @@ func benchmarkPropagationCommand() *cli.Command {
 				MinReloadInterval: c.Duration("min-reload-interval"),
 				Progress:          c.App.ErrWriter,
 				Local: local.Config{
-					Log:     slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level})),
-					WorkDir: c.String("workdir"),
-					IdleGC:  c.Bool("idle-gc"),
+					Log:          slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level})),
+					WorkDir:      c.String("workdir"),
+					IdleGC:       c.Bool("idle-gc"),
+					CheckSpacing: c.Duration("check-spacing"),
 				},
 			})
 			if res != nil {
@@ -126,12 +128,19 @@ func benchmarkPropagationCommand() *cli.Command {
 // printPropagation prints the results beside the references, one
 // "key value" line per number so that scripts can parse them.
 func printPropagation(w io.Writer, r *local.PropagationResult) {
-	fmt.Fprintf(w, "haproxy %s\ndebounce_ms %s\nworkdir %s\necho_servers %s\n", r.HAProxyVersion, ms(r.Debounce), r.WorkDir, r.Echo)
+	fmt.Fprintf(w, "haproxy %s\ndebounce_ms %s\ncheck_spacing_ms %s\nworkdir %s\necho_servers %s\n", r.HAProxyVersion, ms(r.Debounce), ms(r.CheckSpacing), r.WorkDir, r.Echo)
 	if p := r.Probe; p != nil {
 		fmt.Fprintf(w, "probe_routes %d\nprobe_preloaded %d\n", p.Routes, p.Preloaded)
 		fmt.Fprintf(w, "probe_poller %s\n", p.Poller)
 		fmt.Fprintf(w, "probe_p50_ms %s\nprobe_p90_ms %s\nprobe_p99_ms %s\nprobe_max_ms %s\n",
 			ms(p.Quantile(0.50)), ms(p.Quantile(0.90)), ms(p.Quantile(0.99)), ms(p.Quantile(1)))
+		if tenths := p.MediansByTenth(); tenths != nil {
+			fmt.Fprint(w, "probe_p50_ms_by_tenth")
+			for _, d := range tenths {
+				fmt.Fprintf(w, " %s", ms(d))
+			}
+			fmt.Fprintln(w)
+		}
 		fmt.Fprintf(w, "probe_requests %d\nprobe_unexpected_answers %d\nprobe_reloads %d\n", p.Requests, len(p.Unexpected), p.Reloads)
 		if n := uint64(len(p.Latencies)); n > 0 {
 			fmt.Fprintf(w, "probe_alloc_kb_per_route %d\nprobe_gc_cycles %d\n", p.HeapAllocated/n>>10, p.GCCycles)

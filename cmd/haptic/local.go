@@ -41,6 +41,7 @@ func localCommand() *cli.Command {
 			&cli.DurationFlag{Name: "debounce", Usage: "debounce interval, leading-edge (0 disables)", Value: controller.DefaultDebounceInterval, EnvVars: []string{"HAPTIC_DEBOUNCE"}},
 			&cli.DurationFlag{Name: "min-reload-interval", Usage: "least time between two reloads (the agent paces reloads); negative: no pacing", Value: 0, DefaultText: "2s", EnvVars: []string{"HAPTIC_MIN_RELOAD_INTERVAL"}},
 			idleGCFlag(),
+			checkSpacingFlag(),
 			&cli.StringFlag{Name: "workdir", Usage: "directory for HAProxy's tree, the agent's state and sockets (default: a temporary directory, removed at exit)", EnvVars: []string{"HAPTIC_WORKDIR"}},
 			&cli.StringFlag{Name: "echo", Usage: "comma-separated loopback addresses to start tiny echo HTTP servers on (demo backends)", EnvVars: []string{"HAPTIC_ECHO"}},
 			&cli.StringFlag{Name: "log-level", Usage: "debug, info, warn or error", Value: "info", EnvVars: []string{"HAPTIC_LOG_LEVEL"}},
@@ -61,6 +62,15 @@ func localCommand() *cli.Command {
 }
 
 // idleGCFlag turns the controller loop's idle garbage collection on or off.
+func checkSpacingFlag() *cli.DurationFlag {
+	return &cli.DurationFlag{
+		Name:    "check-spacing",
+		Usage:   "least time between two background haproxy -c checks of rendered plans; under a stream of changes each check covers the newest plan (0: check every plan)",
+		Value:   controller.DefaultCheckSpacing,
+		EnvVars: []string{"HAPTIC_CHECK_SPACING"},
+	}
+}
+
 func idleGCFlag() *cli.BoolFlag {
 	return &cli.BoolFlag{
 		Name:    "idle-gc",
@@ -105,6 +115,7 @@ func localConfig(c *cli.Context) (local.Config, error) {
 		Debounce:          c.Duration("debounce"),
 		MinReloadInterval: c.Duration("min-reload-interval"),
 		IdleGC:            c.Bool("idle-gc"),
+		CheckSpacing:      c.Duration("check-spacing"),
 		Log:               slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level})),
 	}
 	if s := strings.TrimSpace(c.String("echo")); s != "" {

@@ -57,6 +57,9 @@ func TestBenchmarkPropagationPrintsParseableNumbers(t *testing.T) {
 			t.Errorf("%s = %q, want a positive number of milliseconds", key, values[key])
 		}
 	}
+	if tenths := regexp.MustCompile(`(?m)^probe_p50_ms_by_tenth( [0-9.]+){10}$`).FindString(stdout); tenths == "" {
+		t.Error("no probe_p50_ms_by_tenth line with ten numbers")
+	}
 	if v, err := strconv.ParseUint(values["probe_alloc_kb_per_route"], 10, 64); err != nil || v == 0 {
 		t.Errorf("probe_alloc_kb_per_route = %q, want a positive count", values["probe_alloc_kb_per_route"])
 	}

@@ -21,14 +21,21 @@ import (
 // without debouncing, and starts it.
 func newTestLoop(t *testing.T, checker rendergate.Checker) (*Loop, *chanSource, *fakeAgent, *prometheus.Registry) {
 	t.Helper()
+	return newSpacedTestLoop(t, checker, 0)
+}
+
+// newSpacedTestLoop is newTestLoop with Config.CheckSpacing.
+func newSpacedTestLoop(t *testing.T, checker rendergate.Checker, spacing time.Duration) (*Loop, *chanSource, *fakeAgent, *prometheus.Registry) {
+	t.Helper()
 	src, agent, reg := newChanSource(), newFakeAgent(), prometheus.NewRegistry()
 	l, err := New(Config{
-		Source:     src,
-		Engine:     testEngine(t),
-		Targets:    func() []Target { return []Target{{Name: "haproxy-0", Agent: agent}} },
-		Checker:    checker,
-		Log:        testLogger(t),
-		Registerer: reg,
+		Source:       src,
+		Engine:       testEngine(t),
+		Targets:      func() []Target { return []Target{{Name: "haproxy-0", Agent: agent}} },
+		Checker:      checker,
+		CheckSpacing: spacing,
+		Log:          testLogger(t),
+		Registerer:   reg,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -200,6 +207,30 @@ func TestGateRefusalRevertsThePodAndHoldsTheNextPlans(t *testing.T) {
 		t.Errorf("passes when the held plan went out = %v, want 2 (dispatched only after its check)", n)
 	}
 	eventually(t, "the gate to unlatch", func() bool { return !l.Status().GateLatched })
+}
+
+func TestHeldPlansAreCheckedWithoutWaitingForTheSpacing(t *testing.T) {
+	// An hour's spacing: a check that waited for it would never come.
+	l, src, agent, reg := newSpacedTestLoop(t, refuseHost("bad.example"), time.Hour)
+	// Nothing was checked before, so the first plan is checked at once.
+	src.send(t, Event{Changes: []Change{upsert(route("bad", "bad.example", "127.0.0.1", 9002))}, Initialized: true})
+	bad := agent.next(t)
+	eventually(t, "the refusal to latch the gate", func() bool {
+		s := l.Status()
+		return s.GateLatched && s.Refused == bad.PlanID
+	})
+	if revert := agent.next(t); revert.Mode != agentapi.ModeRevertLKG {
+		t.Fatalf("revert: %s, want mode revert_lkg (no plan passed yet)", describe(revert))
+	}
+
+	src.send(t, Event{Changes: []Change{{Alias: "routes", Namespace: "default", Name: "bad"}, upsert(route("c", "c.example", "127.0.0.1", 9003))}})
+	next := agent.next(t)
+	if !strings.Contains(hostsMap(next)+strings.Join(ops(next), " "), "c.example") {
+		t.Errorf("held plan: %s, want the route c.example", describe(next))
+	}
+	if n := metricValue(t, reg, "haptic_gate_verdicts_total", "pass"); n != 1 {
+		t.Errorf("passes when the held plan went out = %v, want 1", n)
+	}
 }
 
 func TestRevertUsesTheAgentsLastKnownGoodWhenItIsNotTheRefusedPlan(t *testing.T) {

@@ -73,6 +73,10 @@ type Config struct {
 	// IdleGC collects garbage between reconciliations rather than during
 	// them (controller.Config.IdleGC); the CLI's default is on.
 	IdleGC bool
+	// CheckSpacing is the least time between two background haproxy -c
+	// checks (controller.Config.CheckSpacing); zero checks every plan. The
+	// CLI's default is [controller.DefaultCheckSpacing].
+	CheckSpacing time.Duration
 	// Echo lists addresses to start echo servers on; empty starts none.
 	Echo []string
 	// Log receives the logs of every part; nil discards.
@@ -259,14 +263,15 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		return fmt.Errorf("local: %w", err)
 	}
 	loop, err := controller.New(controller.Config{
-		Source:     src,
-		Engine:     engine,
-		Targets:    func() []controller.Target { return []controller.Target{{Name: PodName, Agent: client}} },
-		Checker:    checker,
-		Debounce:   controller.DebounceConfig{Interval: cfg.Debounce},
-		IdleGC:     cfg.IdleGC,
-		Log:        log,
-		Registerer: reg,
+		Source:       src,
+		Engine:       engine,
+		Targets:      func() []controller.Target { return []controller.Target{{Name: PodName, Agent: client}} },
+		Checker:      checker,
+		Debounce:     controller.DebounceConfig{Interval: cfg.Debounce},
+		IdleGC:       cfg.IdleGC,
+		CheckSpacing: cfg.CheckSpacing,
+		Log:          log,
+		Registerer:   reg,
 	})
 	if err != nil {
 		return fmt.Errorf("local: %w", err)

@@ -96,6 +96,8 @@ type ProbeResult struct {
 	Poller string
 	// Latencies are sorted, one per route.
 	Latencies []time.Duration
+	// InOrder are the latencies in the order the routes were written.
+	InOrder []time.Duration
 	// Unexpected are answers that were neither 404 (not routed yet) nor
 	// 200; transport errors included. Must be empty.
 	Unexpected []Answer
@@ -119,6 +121,23 @@ func (r ProbeResult) Quantile(q float64) time.Duration {
 	i := int(q*float64(len(r.Latencies))+0.5) - 1
 	i = max(0, min(i, len(r.Latencies)-1))
 	return r.Latencies[i]
+}
+
+// MediansByTenth returns the median latency of each tenth of the routes,
+// in the order they were written: how a route add's latency grows with
+// the routes that exist. Nil for fewer than 10 routes.
+func (r ProbeResult) MediansByTenth() []time.Duration {
+	n := len(r.InOrder)
+	if n < 10 {
+		return nil
+	}
+	out := make([]time.Duration, 10)
+	for i := range out {
+		part := slices.Clone(r.InOrder[i*n/10 : (i+1)*n/10])
+		slices.Sort(part)
+		out[i] = part[(len(part)-1)/2]
+	}
+	return out
 }
 
 // Where the probe polled from (see [PropagationConfig.ProbeCommand]) and
@@ -147,6 +166,8 @@ type PropagationResult struct {
 	// WorkDir is where HAProxy's tree and the agent's state lived.
 	WorkDir  string
 	Debounce time.Duration
+	// CheckSpacing is local mode's spacing of background checks.
+	CheckSpacing time.Duration
 	// Echo is where the echo servers ran: [InChildProcess] or
 	// [InThisProcess] (in this process).
 	Echo        string
@@ -248,7 +269,7 @@ func RunPropagation(ctx context.Context, cfg PropagationConfig) (*PropagationRes
 	if err := b.waitApplied(ctx, 30*time.Second); err != nil {
 		return nil, err
 	}
-	res := &PropagationResult{HAProxyVersion: info.HAProxyVersion, Debounce: cfg.Debounce, WorkDir: lc.WorkDir, Echo: echoWhere}
+	res := &PropagationResult{HAProxyVersion: info.HAProxyVersion, Debounce: cfg.Debounce, CheckSpacing: lc.CheckSpacing, WorkDir: lc.WorkDir, Echo: echoWhere}
 	if res.WorkDir == "" {
 		res.WorkDir = "(temporary, under " + os.TempDir() + ")"
 	}
@@ -395,6 +416,7 @@ func (b *bench) probe(ctx context.Context) (res *ProbeResult, err error) {
 			return res, fmt.Errorf("route %s: no 200 within %v", host, pollLimit)
 		}
 		res.Latencies = append(res.Latencies, o.At.Sub(wrote))
+		res.InOrder = append(res.InOrder, o.At.Sub(wrote))
 		if (i+1)%50 == 0 {
 			fmt.Fprintf(b.cfg.Progress, "%d ", i+1)
 		}

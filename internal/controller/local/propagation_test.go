@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/haptic-io/haptic/internal/controller/local"
 	"github.com/haptic-io/haptic/internal/haproxytest"
@@ -185,5 +186,30 @@ func TestPropagationFailsWhenTheEchoServersCannotListen(t *testing.T) {
 	_, err := runPropagation(t, c, 0)
 	if err == nil || !strings.Contains(err.Error(), "echo servers stopped answering") || !strings.Contains(err.Error(), "exit status 1") {
 		t.Fatalf("error %v, want the echo servers' exit named", err)
+	}
+}
+
+func TestMediansByTenthFollowWriteOrder(t *testing.T) {
+	var r local.ProbeResult
+	if got := r.MediansByTenth(); got != nil {
+		t.Errorf("no routes: %v, want nil", got)
+	}
+	// 20 routes, two per tenth; tenth i holds i ms and 100+i ms written
+	// in either order, so each median is the lower one: i ms.
+	for i := range 10 {
+		a, b := time.Duration(i)*time.Millisecond, time.Duration(100+i)*time.Millisecond
+		if i%2 == 0 {
+			a, b = b, a
+		}
+		r.InOrder = append(r.InOrder, a, b)
+	}
+	got := r.MediansByTenth()
+	for i, d := range got {
+		if want := time.Duration(i) * time.Millisecond; d != want {
+			t.Errorf("tenth %d: %v, want %v (all: %v)", i, d, want, got)
+		}
+	}
+	if len(got) != 10 {
+		t.Errorf("%d tenths, want 10", len(got))
 	}
 }
