@@ -161,14 +161,7 @@ func TestRunnerDoesNotQueueThePlanBeingCheckedButLetsItSupersede(t *testing.T) {
 		t.Fatalf("check after the running one is of plan %s, want %s (o1 checked twice or o2 not superseded)", c3.id, o3.Plan.ID())
 	}
 	c3.release <- nil
-	want := []gotResult{
-		{PlanID: o1.Plan.ID(), Verdict: rendergate.VerdictPass},
-		{PlanID: o2.Plan.ID(), Superseded: true},
-		{PlanID: o3.Plan.ID(), Verdict: rendergate.VerdictPass},
-	}
-	if diff := cmp.Diff(want, h.take(t, len(want))); diff != "" {
-		t.Fatalf("results (-want +got):\n%s", diff)
-	}
+	h.expectPassSupersededPass(t, o1, o2, o3)
 }
 
 func TestRunnerSubmittingTheWaitingPlanAgainIsNotASupersession(t *testing.T) {
@@ -281,6 +274,20 @@ func TestNewRunnerRequiresCheckerAndOnResult(t *testing.T) {
 	}
 }
 
+// expectPassSupersededPass takes the next three results and wants first
+// passed, second superseded and third passed.
+func (h *runnerHarness) expectPassSupersededPass(t *testing.T, first, second, third *renderplan.Output) {
+	t.Helper()
+	want := []gotResult{
+		{PlanID: first.Plan.ID(), Verdict: rendergate.VerdictPass},
+		{PlanID: second.Plan.ID(), Superseded: true},
+		{PlanID: third.Plan.ID(), Verdict: rendergate.VerdictPass},
+	}
+	if diff := cmp.Diff(want, h.take(t, len(want))); diff != "" {
+		t.Fatalf("results (-want +got):\n%s", diff)
+	}
+}
+
 func TestRunnerSpacedChecksCoverTheNewestOutputAfterTheSpacing(t *testing.T) {
 	const spacing = time.Second
 	h := startSpacedRunner(t, spacing)
@@ -301,14 +308,7 @@ func TestRunnerSpacedChecksCoverTheNewestOutputAfterTheSpacing(t *testing.T) {
 		t.Fatalf("check of plan %s after the spacing, want the newest %s", c3.id, o3.Plan.ID())
 	}
 	c3.release <- nil
-	want := []gotResult{
-		{PlanID: o1.Plan.ID(), Verdict: rendergate.VerdictPass},
-		{PlanID: o2.Plan.ID(), Superseded: true},
-		{PlanID: o3.Plan.ID(), Verdict: rendergate.VerdictPass},
-	}
-	if diff := cmp.Diff(want, h.take(t, len(want))); diff != "" {
-		t.Fatalf("results (-want +got):\n%s", diff)
-	}
+	h.expectPassSupersededPass(t, o1, o2, o3)
 }
 
 func TestRunnerUrgentOutputSkipsTheSpacing(t *testing.T) {
@@ -324,14 +324,7 @@ func TestRunnerUrgentOutputSkipsTheSpacing(t *testing.T) {
 		t.Fatalf("check of plan %s, want the urgent %s", c3.id, o3.Plan.ID())
 	}
 	c3.release <- nil
-	want := []gotResult{
-		{PlanID: o1.Plan.ID(), Verdict: rendergate.VerdictPass},
-		{PlanID: o2.Plan.ID(), Superseded: true},
-		{PlanID: o3.Plan.ID(), Verdict: rendergate.VerdictPass},
-	}
-	if diff := cmp.Diff(want, h.take(t, len(want))); diff != "" {
-		t.Fatalf("results (-want +got):\n%s", diff)
-	}
+	h.expectPassSupersededPass(t, o1, o2, o3)
 }
 
 func TestRunnerWaitingOutputStaysUrgentWhenReplaced(t *testing.T) {
