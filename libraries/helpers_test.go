@@ -30,6 +30,14 @@ func storeOf(tb testing.TB, cfg *templating.Config, objs []map[string]any) *temp
 	if err != nil {
 		tb.Fatal(err)
 	}
+	addObjects(tb, cfg, store, objs)
+	return store
+}
+
+// addObjects files objs in store under every alias of cfg watching their
+// apiVersion and kind.
+func addObjects(tb testing.TB, cfg *templating.Config, store *templating.MemoryStore, objs []map[string]any) {
+	tb.Helper()
 	for _, obj := range objs {
 		apiVersion, _ := obj["apiVersion"].(string)
 		kind, _ := obj["kind"].(string)
@@ -41,7 +49,6 @@ func storeOf(tb testing.TB, cfg *templating.Config, objs []map[string]any) *temp
 			}
 		}
 	}
-	return store
 }
 
 type path struct{ path, typ, service string }
