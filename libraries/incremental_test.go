@@ -40,6 +40,7 @@ func TestRenderAfterChangesMatchesAFreshEngine(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(7, 11))
 	ctx := context.Background()
+	compacted := 0
 	for step := range 150 {
 		var change string
 		opts := templating.RenderOptions{}
@@ -86,6 +87,9 @@ func TestRenderAfterChangesMatchesAFreshEngine(t *testing.T) {
 		}
 		snap := store.Snapshot()
 		got, gotProblems, gotErr := kept.Render(ctx, snap, opts)
+		if kept.Compact() { // as the controller does after each render
+			compacted++
+		}
 		fresh, err := templating.Compile(cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -108,6 +112,9 @@ func TestRenderAfterChangesMatchesAFreshEngine(t *testing.T) {
 		if diff := cmp.Diff(wantProblems, gotProblems); diff != "" {
 			t.Fatalf("step %d (%s): problems (-fresh +kept):\n%s", step, change, diff)
 		}
+	}
+	if compacted == 0 {
+		t.Error("the kept engine never compacted: the test does not cover Compact")
 	}
 }
 

@@ -286,6 +286,7 @@ func (a *assembler) addCachedBackends(backends []Backend) {
 		be := &a.p.Backends[k]
 		a.deriveBackend(be, &backends[i], &cp)
 		e := &backendEntry{in: backends[i], be: *be, born: a.cache.gen, pos: k}
+		a.cache.born++
 		a.beEntries[k] = e
 		if old, ok := t.get(be.Name); ok {
 			old.gone = true

@@ -32,7 +32,8 @@ import "slices"
 // forgotten, so the cache holds one build's worth (about the size of the
 // plan's encoding besides the output itself, plus a spare encoding
 // buffer per map that changes), and the working slices of a build are
-// kept for the next.
+// kept for the next. After many builds that each bring a few new
+// backends, [PlanCache.Compact] puts the entries back next to each other.
 //
 // Comparing slices by identity makes the caller promise what an
 // immutable [Output] asks anyway: a slice passed to PlanCache.NewPlan (a
@@ -59,6 +60,8 @@ type PlanCache struct {
 	// idDone is closed once the ID of the latest build's output is
 	// computed (startID); nil when none is being computed.
 	idDone chan struct{}
+	// born counts the backend entries made since the last Compact.
+	born int
 }
 
 // NewPlan is [NewPlan] with reuse: see [PlanCache].

@@ -23,9 +23,13 @@ func TestPlanCacheBuildsWhatNewPlanBuildsOverRandomChanges(t *testing.T) {
 	if testing.Short() {
 		seeds = 8
 	}
+	compacted := 0
 	for seed := range seeds {
 		r := rand.New(rand.NewPCG(uint64(seed), 99))
-		checkCacheSequence(t, fmt.Sprintf("seed %d", seed), func(n int) int { return r.IntN(n) }, steps)
+		compacted += checkCacheSequence(t, fmt.Sprintf("seed %d", seed), func(n int) int { return r.IntN(n) }, steps)
+	}
+	if compacted == 0 {
+		t.Error("no build was followed by a compaction: the sequences do not test Compact")
 	}
 }
 
@@ -75,7 +79,7 @@ func TestPlanCacheReusesUnchangedBackendsAndMaps(t *testing.T) {
 
 // checkCacheSequence runs steps random changes chosen by choose (which
 // returns a number in [0, n)) through a cache and NewPlan.
-func checkCacheSequence(t *testing.T, name string, choose func(n int) int, steps int) {
+func checkCacheSequence(t *testing.T, name string, choose func(n int) int, steps int) (compacted int) {
 	t.Helper()
 	w := newCacheWorld(choose)
 	var c renderplan.PlanCache
@@ -128,10 +132,14 @@ func checkCacheSequence(t *testing.T, name string, choose func(n int) int, steps
 		for _, f := range got.Files {
 			prevFiles = append(prevFiles, bytes.Clone(f.Body))
 		}
+		if c.Compact() { // a controller's call after each build
+			compacted++
+		}
 	}
 	if steps >= 100 && built < steps/10 {
 		t.Errorf("%s: only %d of %d steps built an output: the sequence tests errors only", name, built, steps)
 	}
+	return compacted
 }
 
 // cacheWorld is a caller's state between builds: it changes backends and

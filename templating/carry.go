@@ -149,3 +149,20 @@ func (r *renderState) sizeHints() sizeHints {
 	}
 	return h
 }
+
+// Compact compacts the plan cache the last render left for the next
+// ([renderplan.PlanCache.Compact]) and reports whether it did: after
+// many renders that each added a few backends, the next render walks
+// memory again as after one render of them all. It does nothing while a
+// render runs, and little when there is nothing to compact, so a caller
+// that renders again and again (a controller) calls it after each
+// render that it acted on, when nothing waits.
+func (e *Engine) Compact() bool {
+	c := e.carry.takePlans(false)
+	if c == nil {
+		return false
+	}
+	done := c.Compact()
+	e.carry.putPlans(c, true)
+	return done
+}

@@ -416,6 +416,9 @@ func (l *Loop) reconcile(ctx context.Context) {
 	l.mu.Lock()
 	engine := l.engine
 	l.mu.Unlock()
+	// After the dispatch, before the check resumes: the next render then
+	// walks compact memory (see templating.Engine.Compact).
+	defer engine.Compact()
 
 	// The pods' states are read while the templates render.
 	targets := l.cfg.Targets()
