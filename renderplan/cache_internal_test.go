@@ -71,12 +71,26 @@ func TestPlanCacheFindsBackendsInTheLatestBuildsOrderOnlyWhenStillCached(t *test
 		{[]Backend{b, c0}, []string{"be_b", "be_c"}},     // one gone, one back
 		{[]Backend{a2, b, c0}, []string{"be_a", "be_b", "be_c"}},
 	}
+	for _, compact := range []bool{false, true} {
+		t.Run(fmt.Sprintf("compacted after each build %v", compact), func(t *testing.T) {
+			checkBuildsOfOneName(t, builds, piece, web, compact)
+		})
+	}
+}
+
+func checkBuildsOfOneName(t *testing.T, builds []struct {
+	backends []Backend
+	names    []string
+}, piece func(...string) []Piece, web []Profile, compact bool) {
 	var c PlanCache
 	for step, bld := range builds {
-		_, err := c.NewPlan(piece(bld.names...), web, bld.backends, nil, nil)
-		_, wantErr := NewPlan(piece(bld.names...), web, bld.backends, nil, nil)
+		got, err := c.NewPlan(piece(bld.names...), web, bld.backends, nil, nil)
+		want, wantErr := NewPlan(piece(bld.names...), web, bld.backends, nil, nil)
 		if fmt.Sprint(err) != fmt.Sprint(wantErr) {
 			t.Fatalf("build %d: error %v, want %v", step, err, wantErr)
+		}
+		if err == nil && string(got.Files[0].Body) != string(want.Files[0].Body) {
+			t.Fatalf("build %d: %s differs from NewPlan's", step, got.Files[0].Path)
 		}
 		given := map[string]Backend{}
 		for _, be := range bld.backends {
@@ -89,6 +103,12 @@ func TestPlanCacheFindsBackendsInTheLatestBuildsOrderOnlyWhenStillCached(t *test
 			if e.used != c.gen || e.in.GUID != given[name].GUID || e.gone {
 				t.Errorf("build %d: cache entry of %s has guid %s, used by build %d (gone %v); want guid %s, used by build %d",
 					step, name, e.in.GUID, e.used, e.gone, given[name].GUID, c.gen)
+			}
+		}
+		if compact {
+			c.born = compactMin // however few are new
+			if !c.Compact() {
+				t.Fatalf("build %d: Compact did nothing", step)
 			}
 		}
 	}

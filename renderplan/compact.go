@@ -30,16 +30,25 @@ func (c *PlanCache) Compact() bool {
 		<-c.idDone // the ID reads the entries
 		c.idDone = nil
 	}
+	// Only entries the cache still names move: another of the same name
+	// (a build with two backends of one name) keeps its place.
+	movable := func(e *backendEntry) bool {
+		if e == nil {
+			return false
+		}
+		cur, ok := c.backends.get(e.be.Name)
+		return ok && cur == e
+	}
 	textSize, partSize := 0, 0
 	for _, e := range c.last {
-		if e != nil {
+		if movable(e) {
 			textSize += len(e.text)
 			partSize += len(e.enc) + len(e.sec)
 		}
 	}
 	texts := make([]byte, 0, textSize)
 	for _, e := range c.last {
-		if e != nil {
+		if movable(e) {
 			texts = append(texts, e.text...)
 		}
 	}
@@ -48,7 +57,7 @@ func (c *PlanCache) Compact() bool {
 	slab := make([]backendEntry, len(c.last))
 	off := 0
 	for k, e := range c.last {
-		if e == nil {
+		if !movable(e) {
 			continue
 		}
 		moved := &slab[k]
@@ -57,9 +66,7 @@ func (c *PlanCache) Compact() bool {
 		off += len(e.text)
 		moved.enc = appendPart(&parts, e.enc)
 		moved.sec = appendPart(&parts, e.sec)
-		if cur, ok := c.backends.get(e.be.Name); ok && cur == e {
-			c.backends.m[e.be.Name] = moved
-		}
+		c.backends.m[e.be.Name] = moved
 		c.last[k] = moved
 	}
 	c.born = 0
