@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/haptic-io/haptic/store"
 	"github.com/haptic-io/haptic/templating"
 	"github.com/haptic-io/haptic/templating/fixtures"
 )
@@ -40,12 +41,12 @@ func BenchmarkRenderIngresses(b *testing.B) {
 func benchEngine(tb testing.TB, n int) (*templating.Engine, templating.Store) {
 	tb.Helper()
 	cfg := stockConfig(tb)
-	store := storeOf(tb, cfg, fixtures.GenerateIngressMix(n))
+	st := storeOf(tb, cfg, fixtures.GenerateIngressMix(n))
 	engine, err := templating.Compile(cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return engine, store.Snapshot()
+	return engine, st.Snapshot()
 }
 
 // processCPU returns the user+system CPU time the process used so far.
@@ -66,13 +67,13 @@ func BenchmarkRerenderOneChange(b *testing.B) {
 		b.Run(fmt.Sprintf("ingresses=%d", n), func(b *testing.B) {
 			cfg := stockConfig(b)
 			objs := fixtures.GenerateIngressMix(n)
-			store := storeOf(b, cfg, objs)
+			st := storeOf(b, cfg, objs)
 			engine, err := templating.Compile(cfg)
 			if err != nil {
 				b.Fatal(err)
 			}
 			ctx := context.Background()
-			if _, _, err := engine.Render(ctx, store.Snapshot(), templating.RenderOptions{}); err != nil {
+			if _, _, err := engine.Render(ctx, st.Snapshot(), templating.RenderOptions{}); err != nil {
 				b.Fatal(err)
 			}
 			changing := objs[4*(n/2)] // an Ingress in the middle of the list
@@ -81,10 +82,10 @@ func BenchmarkRerenderOneChange(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				i++
-				if err := store.Update("ingresses", withHost(changing, fmt.Sprintf("changed-%d.example.com", i%2))); err != nil {
+				if err := st.Update("ingresses", withHost(changing, fmt.Sprintf("changed-%d.example.com", i%2))); err != nil {
 					b.Fatal(err)
 				}
-				out, _, err := engine.Render(ctx, store.Snapshot(), templating.RenderOptions{})
+				out, _, err := engine.Render(ctx, st.Snapshot(), templating.RenderOptions{})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -118,35 +119,35 @@ func BenchmarkRerenderOneChangeGrown(b *testing.B) {
 				b.Fatal(err)
 			}
 			ctx := context.Background()
-			render := func(store *templating.MemoryStore) {
-				out, _, err := engine.Render(ctx, store.Snapshot(), templating.RenderOptions{})
+			render := func(st *store.Memory) {
+				out, _, err := engine.Render(ctx, st.Snapshot(), templating.RenderOptions{})
 				if err != nil {
 					b.Fatal(err)
 				}
 				_ = out.ID()
 			}
-			store := storeOf(b, cfg, nil)
+			st := storeOf(b, cfg, nil)
 			if mode != "bulk" {
 				for i := range n { // the mix is 4 objects per step
-					addObjects(b, cfg, store, objs[4*i:4*i+4])
-					render(store)
+					addObjects(b, cfg, st, objs[4*i:4*i+4])
+					render(st)
 				}
 				if mode == "grown-compacted" && !engine.Compact() {
 					b.Fatal("Compact did nothing after 3,000 new backends")
 				}
 			} else {
-				addObjects(b, cfg, store, objs)
-				render(store)
+				addObjects(b, cfg, st, objs)
+				render(st)
 			}
 			changing := objs[4*(n/2)] // an Ingress in the middle of the list
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
 				i++
-				if err := store.Update("ingresses", withHost(changing, fmt.Sprintf("changed-%d.example.com", i%2))); err != nil {
+				if err := st.Update("ingresses", withHost(changing, fmt.Sprintf("changed-%d.example.com", i%2))); err != nil {
 					b.Fatal(err)
 				}
-				render(store)
+				render(st)
 			}
 		})
 	}

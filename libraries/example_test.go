@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/haptic-io/haptic/libraries"
+	"github.com/haptic-io/haptic/store"
 	"github.com/haptic-io/haptic/templating"
 )
 
@@ -21,11 +22,11 @@ func ExampleLoad() {
 	}
 	cfg := templating.Merge(cfgs[0], append(cfgs[1:], operator)...)
 
-	store, err := templating.NewMemoryStore(cfg.WatchedResources)
+	st, err := store.NewMemory(cfg.WatchedResources)
 	if err != nil {
 		panic(err)
 	}
-	err = store.Add("ingresses", map[string]any{
+	err = st.Add("ingresses", map[string]any{
 		"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
 		"metadata": map[string]any{"namespace": "shop", "name": "web", "creationTimestamp": "2026-01-01T00:00:00Z"},
 		"spec": map[string]any{
@@ -42,7 +43,7 @@ func ExampleLoad() {
 	if err != nil {
 		panic(err)
 	}
-	out, problems, err := templating.Render(context.Background(), cfg, store.Snapshot())
+	out, problems, err := templating.Render(context.Background(), cfg, st.Snapshot())
 	if err != nil {
 		panic(err)
 	}

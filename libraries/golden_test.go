@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/haptic-io/haptic/renderplan"
+	"github.com/haptic-io/haptic/store"
 	"github.com/haptic-io/haptic/templating"
 )
 
@@ -59,7 +60,7 @@ func TestStockLibrariesMatchGoldenFiles(t *testing.T) {
 func renderResources(t *testing.T, dir string, extra map[string]any) (*renderplan.Output, []templating.Problem) {
 	t.Helper()
 	cfg := stockConfig(t)
-	store, err := templating.LoadDir(dir, cfg.WatchedResources)
+	st, err := store.LoadDir(dir, cfg.WatchedResources)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func renderResources(t *testing.T, dir string, extra map[string]any) (*renderpla
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, problems, err := engine.Render(context.Background(), store.Snapshot(), templating.RenderOptions{ExtraContext: extra})
+	out, problems, err := engine.Render(context.Background(), st.Snapshot(), templating.RenderOptions{ExtraContext: extra})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/haptic-io/haptic/internal/haproxytest"
+	"github.com/haptic-io/haptic/store"
 
 	"github.com/haptic-io/haptic/libraries"
 	"github.com/haptic-io/haptic/templating"
@@ -24,26 +25,26 @@ func stockConfig(tb testing.TB) *templating.Config {
 
 // storeOf files objs under every alias of cfg watching their apiVersion
 // and kind.
-func storeOf(tb testing.TB, cfg *templating.Config, objs []map[string]any) *templating.MemoryStore {
+func storeOf(tb testing.TB, cfg *templating.Config, objs []map[string]any) *store.Memory {
 	tb.Helper()
-	store, err := templating.NewMemoryStore(cfg.WatchedResources)
+	st, err := store.NewMemory(cfg.WatchedResources)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	addObjects(tb, cfg, store, objs)
-	return store
+	addObjects(tb, cfg, st, objs)
+	return st
 }
 
 // addObjects files objs in store under every alias of cfg watching their
 // apiVersion and kind.
-func addObjects(tb testing.TB, cfg *templating.Config, store *templating.MemoryStore, objs []map[string]any) {
+func addObjects(tb testing.TB, cfg *templating.Config, st *store.Memory, objs []map[string]any) {
 	tb.Helper()
 	for _, obj := range objs {
 		apiVersion, _ := obj["apiVersion"].(string)
 		kind, _ := obj["kind"].(string)
 		for alias, wr := range cfg.WatchedResources {
-			if wr.APIVersion == apiVersion && wr.Resource == templating.ResourceForKind(kind) {
-				if err := store.Add(alias, obj); err != nil {
+			if wr.APIVersion == apiVersion && wr.Resource == store.ResourceForKind(kind) {
+				if err := st.Add(alias, obj); err != nil {
 					tb.Fatal(err)
 				}
 			}
@@ -138,7 +139,7 @@ func (r *routeFixture) start(t *testing.T, series string) (string, *haproxytest.
 func (r *routeFixture) startWith(t *testing.T, series string, overrides map[string]any) (string, *haproxytest.Instance) {
 	t.Helper()
 	cfg := stockConfig(t)
-	store := storeOf(t, cfg, r.objs)
+	st := storeOf(t, cfg, r.objs)
 	engine, err := templating.Compile(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +151,7 @@ func (r *routeFixture) startWith(t *testing.T, series string, overrides map[stri
 	for k, v := range overrides {
 		extra[k] = v
 	}
-	out, problems, err := engine.Render(context.Background(), store.Snapshot(), templating.RenderOptions{ExtraContext: extra})
+	out, problems, err := engine.Render(context.Background(), st.Snapshot(), templating.RenderOptions{ExtraContext: extra})
 	if err != nil {
 		t.Fatal(err)
 	}

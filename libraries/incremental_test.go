@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/haptic-io/haptic/store"
 	"github.com/haptic-io/haptic/templating"
 	"github.com/haptic-io/haptic/templating/fixtures"
 )
@@ -22,7 +23,7 @@ import (
 func TestRenderAfterChangesMatchesAFreshEngine(t *testing.T) {
 	cfg := stockConfig(t)
 	objs := fixtures.GenerateIngressMix(60)
-	store := storeOf(t, cfg, objs)
+	st := storeOf(t, cfg, objs)
 	var ingresses, services, slices []map[string]any
 	for _, o := range objs {
 		switch o["kind"] {
@@ -50,34 +51,34 @@ func TestRenderAfterChangesMatchesAFreshEngine(t *testing.T) {
 		case 0:
 			change = "host of " + name(ing)
 			ingresses[i] = withHost(ing, fmt.Sprintf("h%d.example.com", rng.IntN(5)))
-			mustUpdate(t, store, "ingresses", ingresses[i])
+			mustUpdate(t, st, "ingresses", ingresses[i])
 		case 1:
 			change = "bad host on " + name(ing)
 			ingresses[i] = withHost(ing, "Bad Host")
-			mustUpdate(t, store, "ingresses", ingresses[i])
+			mustUpdate(t, st, "ingresses", ingresses[i])
 		case 2:
 			change = "delete " + name(ing)
-			if err := store.Delete("ingresses", namespaceOf(ing), name(ing)); err != nil {
+			if err := st.Delete("ingresses", namespaceOf(ing), name(ing)); err != nil {
 				t.Fatal(err)
 			}
 		case 3:
 			change = "re-add " + name(ing)
-			mustUpdate(t, store, "ingresses", ing)
+			mustUpdate(t, st, "ingresses", ing)
 		case 4:
 			s := services[rng.IntN(len(services))]
 			change = "delete Service " + name(s)
-			if err := store.Delete("services", namespaceOf(s), name(s)); err != nil {
+			if err := st.Delete("services", namespaceOf(s), name(s)); err != nil {
 				t.Fatal(err)
 			}
 		case 5:
 			s := services[rng.IntN(len(services))]
 			change = "re-add Service " + name(s)
-			mustUpdate(t, store, "services", s)
+			mustUpdate(t, st, "services", s)
 		case 6:
 			j := rng.IntN(len(slices))
 			change = "endpoints of " + name(slices[j])
 			slices[j] = withoutEndpoints(slices[j], step)
-			mustUpdate(t, store, "endpoints", slices[j])
+			mustUpdate(t, st, "endpoints", slices[j])
 		case 7:
 			change = "extraContext switched"
 			opts.ExtraContext = map[string]any{"ingressClassDefault": true, "backendBalance": "leastconn"}
@@ -85,7 +86,7 @@ func TestRenderAfterChangesMatchesAFreshEngine(t *testing.T) {
 				opts.ExtraContext["ingressClass"] = "other"
 			}
 		}
-		snap := store.Snapshot()
+		snap := st.Snapshot()
 		got, gotProblems, gotErr := kept.Render(ctx, snap, opts)
 		if kept.Compact() { // as the controller does after each render
 			compacted++
@@ -118,9 +119,9 @@ func TestRenderAfterChangesMatchesAFreshEngine(t *testing.T) {
 	}
 }
 
-func mustUpdate(t *testing.T, store *templating.MemoryStore, alias string, obj map[string]any) {
+func mustUpdate(t *testing.T, st *store.Memory, alias string, obj map[string]any) {
 	t.Helper()
-	if err := store.Update(alias, obj); err != nil {
+	if err := st.Update(alias, obj); err != nil {
 		t.Fatal(err)
 	}
 }

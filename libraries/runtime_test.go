@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/haptic-io/haptic/internal/haproxytest"
-	"github.com/haptic-io/haptic/templating"
+	"github.com/haptic-io/haptic/store"
 )
 
 // TestStockBackendsCanBeDeletedAndAddedAtRuntimeOn34 shows why the base
@@ -85,7 +85,7 @@ func TestStockTLSServesTheSecretsCertificateBySNI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs, err := templating.DecodeManifests(b)
+	objs, err := store.DecodeManifests(b)
 	if err != nil {
 		t.Fatal(err)
 	}

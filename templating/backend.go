@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/haptic-io/haptic/renderplan"
+	"github.com/haptic-io/haptic/store"
 )
 
 // guidPrefix starts every guid derived from a backend name.
@@ -304,7 +305,7 @@ func (c *profileCache) get(mode, balance string, timeouts map[string]any, option
 	}
 	slices.Sort(tkeys)
 	for _, k := range tkeys {
-		v, ok := scalarString(timeouts[k])
+		v, ok := store.ScalarString(timeouts[k])
 		if !ok {
 			// Not cacheable; buildProfile reports it in key order.
 			return buildProfile(mode, balance, tkeys, timeouts, options, defaultServer, extra)
@@ -353,7 +354,7 @@ func buildProfile(mode, balance string, tkeys []string, timeouts map[string]any,
 		lines = append(lines, "balance "+balance)
 	}
 	for _, k := range tkeys {
-		v, ok := scalarString(timeouts[k])
+		v, ok := store.ScalarString(timeouts[k])
 		if !ok {
 			return profileResult{}, fmt.Errorf("backend: timeouts: %s must be a string, not %T", k, timeouts[k])
 		}

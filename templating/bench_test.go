@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/haptic-io/haptic/store"
 	"github.com/haptic-io/haptic/templating"
 	"github.com/haptic-io/haptic/templating/fixtures"
 )
@@ -19,7 +20,7 @@ func benchmarkRender(b *testing.B, n int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	st, err := templating.NewMemoryStore(cfg.WatchedResources)
+	st, err := store.NewMemory(cfg.WatchedResources)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,19 +5,24 @@ import (
 	"sync"
 
 	"github.com/haptic-io/haptic/renderplan"
+	"github.com/haptic-io/haptic/store"
 )
 
-// What one render leaves for the next on its engine: the store its
-// renderEach results were checked against (the results themselves, in
-// carryBox.segs), the backendServers resolutions it used
+// What one render leaves for the next on its engine: the positions of the
+// Services and EndpointSlices its renderEach results were checked against
+// (the results themselves, in carryBox.segs), the backendServers resolutions it used
 // (serverscache.go) and the sizes of its collections. Each render starts from the latest carry and replaces
 // it when it ends, so entries of deleted objects go; concurrent renders
 // are safe (the last one to finish wins, its parts together).
 type renderCarry struct {
-	store   Store
+	marks   *serviceMarks
 	servers map[serversKey]*serversEntry
 	hints   sizeHints
 }
+
+// serviceMarks are the positions of the Services and EndpointSlices in the
+// store a render read, when that store is a [ChangeTracker].
+type serviceMarks struct{ services, slices store.Mark }
 
 // carryBox holds an engine's latest carry; safe for concurrent use. A
 // carry is never modified once stored.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/haptic-io/haptic/store"
 	"github.com/haptic-io/haptic/templating/fixtures"
 )
 
@@ -51,7 +52,7 @@ func TestRerenderReusesThePreviousPlansBackendsAndMaps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := NewMemoryStore(cfg.WatchedResources)
+	st, err := store.NewMemory(cfg.WatchedResources)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/haptic-io/haptic/store"
 	"sigs.k8s.io/yaml"
 )
 
@@ -19,7 +20,7 @@ import (
 type Config struct {
 	// WatchedResources maps an alias (a template identifier, exposed as
 	// .resources.<alias>) to the resource it watches.
-	WatchedResources map[string]WatchedResource `json:"watchedResources,omitempty"`
+	WatchedResources map[string]store.WatchedResource `json:"watchedResources,omitempty"`
 	// HAProxyConfig renders haproxy.cfg. Nil means "not set": [Merge] keeps
 	// the last config that sets it.
 	HAProxyConfig *TemplateSource `json:"haproxyConfig,omitempty"`
@@ -37,17 +38,6 @@ type Config struct {
 	ExtraContext map[string]any `json:"extraContext,omitempty"`
 	// ValidationTests are run by [RunTests].
 	ValidationTests map[string]ValidationTest `json:"validationTests,omitempty"`
-}
-
-// WatchedResource names one Kubernetes resource a config watches.
-type WatchedResource struct {
-	// APIVersion is "group/version", or "v1" for the core group.
-	APIVersion string `json:"apiVersion"`
-	// Resource is the plural resource name ("ingresses", "endpointslices").
-	Resource string `json:"resource"`
-	// IndexBy lists field-path expressions ([ParseIndexExpr]) whose values,
-	// in order, key the alias's index for Fetch.
-	IndexBy []string `json:"indexBy,omitempty"`
 }
 
 // TemplateSource is the text of one template.
@@ -151,16 +141,16 @@ func ParseConfig(b []byte) (*Config, error) {
 // the way Kubernetes' unstructured objects carry them.
 func (c *Config) normalize() {
 	if c.ExtraContext != nil {
-		c.ExtraContext = normalizeValue(c.ExtraContext).(map[string]any)
+		c.ExtraContext = store.Normalize(c.ExtraContext).(map[string]any)
 	}
 	for name, t := range c.ValidationTests {
 		if t.ExtraContext != nil {
-			t.ExtraContext = normalizeValue(t.ExtraContext).(map[string]any)
+			t.ExtraContext = store.Normalize(t.ExtraContext).(map[string]any)
 		}
 		for alias, objs := range t.Fixtures {
 			for i, o := range objs {
 				if o != nil {
-					objs[i] = normalizeValue(o).(map[string]any)
+					objs[i] = store.Normalize(o).(map[string]any)
 				}
 			}
 			t.Fixtures[alias] = objs
@@ -189,7 +179,7 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("watchedResources %q: resource is empty", alias))
 		}
 		for _, e := range wr.IndexBy {
-			if _, err := ParseIndexExpr(e); err != nil {
+			if _, err := store.ParseIndexExpr(e); err != nil {
 				errs = append(errs, fmt.Errorf("watchedResources %q: indexBy: %w", alias, err))
 			}
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/haptic-io/haptic/store"
 	"github.com/haptic-io/haptic/templating"
 )
 
@@ -120,7 +121,7 @@ extraContext: {c: 3}
 `))
 	got := templating.Merge(lib1, lib2, nil, op)
 	want := &templating.Config{
-		WatchedResources: map[string]templating.WatchedResource{"svc": {APIVersion: "v1", Resource: "services"}},
+		WatchedResources: map[string]store.WatchedResource{"svc": {APIVersion: "v1", Resource: "services"}},
 		HAProxyConfig:    &templating.TemplateSource{Template: "op"},
 		Snippets: map[string]templating.TemplateSource{
 			"a": {Template: "lib1-a"}, "b": {Template: "lib2-b"}, "c": {Template: "op-c"},

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/haptic-io/haptic/renderplan"
+	"github.com/haptic-io/haptic/store"
 	"github.com/haptic-io/haptic/templating"
 	"github.com/haptic-io/haptic/templating/fixtures"
 )
@@ -75,7 +76,7 @@ func TestRenderFromOneEngineConcurrently(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, _ := templating.NewMemoryStore(cfg.WatchedResources)
+	st, _ := store.NewMemory(cfg.WatchedResources)
 	if _, err := st.AddObjects(fixtures.GenerateIngressMix(50)...); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/haptic-io/haptic/store"
 )
 
 // dictArgs reads the dict argument of an author-API function strictly:
@@ -57,7 +59,7 @@ func (a *dictArgs) str(key string, required bool) string {
 		}
 		return ""
 	}
-	s, ok := scalarString(v)
+	s, ok := store.ScalarString(v)
 	if !ok {
 		a.fail(key, "must be a string, not %T", v)
 	}
@@ -151,7 +153,7 @@ func (a *dictArgs) dict(key string) map[string]any {
 // scalarArg turns a template argument into a string: strings as they are,
 // numbers and booleans formatted.
 func scalarArg(fn, what string, v any) (string, error) {
-	s, ok := scalarString(v)
+	s, ok := store.ScalarString(v)
 	if !ok {
 		return "", fmt.Errorf("%s: %s must be a string, not %T", fn, what, v)
 	}

@@ -5,12 +5,13 @@
 // files, certificates, general files — plus the [renderplan.Plan] that
 // describes them, and a list of [Problem]s for bad user input.
 //
-// The package is pure: it does no I/O except [LoadConfig] and [LoadDir],
-// which read files, and it never reads the clock, the environment, the
-// network or a random source. The Kubernetes client lives elsewhere; it
-// feeds a [MemoryStore]. An [Engine] is safe for concurrent
-// renders; a [MemoryStore] is safe for concurrent use and its
-// [MemoryStore.Snapshot] gives renders an immutable view. A render runs
+// The package is pure: it does no I/O except [LoadConfig], which reads a
+// file, and it never reads the clock, the environment, the network or a
+// random source. Objects come from a [Store], a small interface that
+// package [github.com/haptic-io/haptic/store] implements; its sources (a
+// directory, Kubernetes informers) live elsewhere. An [Engine] is safe for
+// concurrent renders; a [store.Snapshot] gives renders an immutable view.
+// A render runs
 // on the caller's goroutine, except renderEach, which starts up to
 // GOMAXPROCS goroutines and waits for them before returning. Templates
 // execute on internal/gotemplate, Go's text/template with allocation-free
@@ -49,20 +50,20 @@
 // # Store and objects
 //
 // Objects are JSON-shaped map[string]any, with integral numbers as int64
-// (as in Kubernetes' unstructured objects). [LoadDir] reads a directory of
-// manifests (multi-document YAML, JSON, kind List) and files each object
-// under the aliases whose apiVersion equals the object's and whose
-// resource is [ResourceForKind] of its kind. indexBy expressions
-// ([ParseIndexExpr]) are field paths such as metadata.namespace or
-// metadata.labels["kubernetes.io/service-name"]; Fetch with fewer keys than
+// (as in Kubernetes' unstructured objects); package store decodes,
+// indexes and snapshots them. Fetch with fewer keys than indexBy
 // expressions matches by prefix. ListBy "expr" returns List sorted by an
 // expression's value (ListBy "metadata.creationTimestamp": oldest first,
-// ties in namespace/name order, objects without the field last); a
-// [*Snapshot] keeps the sorted list, and the next snapshot splices the
-// changed objects into it, so it costs nothing per render and O(changes)
-// after one ([SortedLister]). List, Fetch and ListBy return
-// shared slices: never modify them. Templates must never modify objects
-// (sprig's set, unset and merge on an object would change the store).
+// ties in namespace/name order, objects without the field last). Two
+// optional interfaces, checked the way net/http checks for an
+// [net/http.Flusher], let a store do better than the plain [Store]: a
+// [SortedStore] keeps sorted lists across snapshots (so ListBy costs
+// nothing per render), and a [ChangeTracker] says what changed since the
+// previous render (so renderEach re-checks only the backends whose
+// Services or EndpointSlices changed). [store.Snapshot] implements both.
+// List, Fetch and ListBy return shared slices: never modify them.
+// Templates must never modify objects (sprig's set, unset and merge on an
+// object would change the store).
 //
 // # Template data and functions
 //

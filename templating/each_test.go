@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/haptic-io/haptic/store"
 	"github.com/haptic-io/haptic/templating"
 )
 
@@ -161,7 +162,7 @@ func TestRenderEachFromOneEngineConcurrently(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := templating.NewMemoryStore(e.Config().WatchedResources)
+	st, err := store.NewMemory(e.Config().WatchedResources)
 	if err != nil {
 		t.Fatal(err)
 	}

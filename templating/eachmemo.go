@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/haptic-io/haptic/store"
 )
 
 // A renderEach item's output and recorded effects depend only on the item,
@@ -64,7 +65,7 @@ type cacheDep struct {
 // that is not known (then every backend is checked against the store).
 type servicesDelta struct {
 	ok            bool
-	services, eps changeSet
+	services, eps store.ChangeSet
 	// pairs are the Services (namespace NUL name) either set names, the
 	// EndpointSlices' by their index key's first two parts.
 	pairs map[string]struct{}
@@ -76,15 +77,14 @@ func (r *renderState) servicesDelta() *servicesDelta {
 		return r.delta
 	}
 	d := &servicesDelta{}
-	cur, ok1 := r.store.(*Snapshot)
-	prev, ok2 := r.prevStore.(*Snapshot)
-	if ok1 && ok2 && r.e.sliceIndexed {
+	cur, ok := r.store.(ChangeTracker)
+	if prev := r.prevMarks; ok && prev != nil && r.e.sliceIndexed {
 		var okS, okE bool
-		d.services, okS = cur.changedSince(prev, r.e.serviceAlias)
-		d.eps, okE = cur.changedSince(prev, r.e.sliceAlias)
+		d.services, okS = cur.ChangesSince(r.e.serviceAlias, prev.services)
+		d.eps, okE = cur.ChangesSince(r.e.sliceAlias, prev.slices)
 		d.ok = okS && okE
-		d.pairs = make(map[string]struct{}, len(d.services.ids)+len(d.eps.keys))
-		for _, set := range []map[string]bool{d.services.ids, d.eps.keys} {
+		d.pairs = make(map[string]struct{}, len(d.services.IDs)+len(d.eps.Keys))
+		for _, set := range []map[string]bool{d.services.IDs, d.eps.Keys} {
 			for k := range set {
 				// k is namespace NUL name (NUL more, for longer index keys).
 				ns, rest, _ := strings.Cut(k, "\x00")

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/haptic-io/haptic/store"
 )
 
 // memoConfig renders "item" over the Ingresses, oldest first, into
@@ -35,7 +36,7 @@ snippets:
       {{ .metadata.name }} sees {{ len ((cacheGet "res").services.List) }} services
 `
 
-func memoFixture(t *testing.T, n int) (*Engine, *MemoryStore) {
+func memoFixture(t *testing.T, n int) (*Engine, *store.Memory) {
 	t.Helper()
 	cfg, err := ParseConfig([]byte(memoConfig))
 	if err != nil {
@@ -45,7 +46,7 @@ func memoFixture(t *testing.T, n int) (*Engine, *MemoryStore) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := NewMemoryStore(cfg.WatchedResources)
+	st, err := store.NewMemory(cfg.WatchedResources)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +152,7 @@ snippets:
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = Render(context.Background(), cfg, &Snapshot{})
+	_, _, err = Render(context.Background(), cfg, &store.Snapshot{})
 	if err == nil || !strings.Contains(err.Error(), "internal to renderEach") {
 		t.Errorf("error %v, want hapticEachItem refused", err)
 	}
@@ -202,7 +203,7 @@ snippets:
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := NewMemoryStore(cfg.WatchedResources)
+	st, err := store.NewMemory(cfg.WatchedResources)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/Masterminds/sprig/v3"
 
+	"github.com/haptic-io/haptic/store"
 	template "github.com/haptic-io/haptic/templating/internal/gotemplate"
 )
 
@@ -41,8 +42,8 @@ type Engine struct {
 	maps      []string // sorted map template names (config keys)
 	files     []string
 	certs     []string
-	exprs     map[string][]IndexExpr
-	resources map[string]WatchedResource
+	exprs     map[string][]store.IndexExpr
+	resources map[string]store.WatchedResource
 
 	// serviceAlias and sliceAlias are the aliases backendServers reads
 	// (resource services in core v1, endpointslices in discovery.k8s.io).
@@ -108,13 +109,13 @@ func Compile(cfg *Config) (*Engine, error) {
 		maps:      sortedKeys(cfg.Maps),
 		files:     sortedKeys(cfg.Files),
 		certs:     sortedKeys(cfg.SSLCertificates),
-		exprs:     map[string][]IndexExpr{},
+		exprs:     map[string][]store.IndexExpr{},
 		resources: cfg.WatchedResources,
 	}
 	for _, alias := range sortedKeys(cfg.WatchedResources) {
 		wr := cfg.WatchedResources[alias]
 		for _, s := range wr.IndexBy {
-			x, _ := ParseIndexExpr(s) // checked by Validate
+			x, _ := store.ParseIndexExpr(s) // checked by Validate
 			e.exprs[alias] = append(e.exprs[alias], x)
 		}
 		switch {
@@ -122,7 +123,8 @@ func Compile(cfg *Config) (*Engine, error) {
 			e.serviceAlias = alias
 		case wr.Resource == "endpointslices" && strings.HasPrefix(wr.APIVersion, "discovery.k8s.io/") && e.sliceAlias == "":
 			e.sliceAlias = alias
-			e.sliceIndexed = sameExprs(e.exprs[alias], "metadata.namespace", `metadata.labels["kubernetes.io/service-name"]`)
+			x := e.exprs[alias]
+			e.sliceIndexed = len(x) >= 2 && x[0].SamePath("metadata.namespace") && x[1].SamePath(`metadata.labels["kubernetes.io/service-name"]`)
 		}
 	}
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/haptic-io/haptic/store"
 	"github.com/haptic-io/haptic/templating"
 )
 
@@ -35,8 +36,8 @@ haproxyConfig:
 	if err != nil {
 		panic(err)
 	}
-	store, _ := templating.NewMemoryStore(cfg.WatchedResources)
-	objs, _ := templating.DecodeManifests([]byte(`
+	st, _ := store.NewMemory(cfg.WatchedResources)
+	objs, _ := store.DecodeManifests([]byte(`
 apiVersion: v1
 kind: Service
 metadata: {name: web, namespace: default}
@@ -49,10 +50,10 @@ addressType: IPv4
 ports: [{name: http, port: 8080}]
 endpoints: [{addresses: [10.0.0.7], targetRef: {kind: Pod, name: web-5f7}}]
 `))
-	if _, err := store.AddObjects(objs...); err != nil {
+	if _, err := st.AddObjects(objs...); err != nil {
 		panic(err)
 	}
-	out, problems, err := engine.Render(context.Background(), store.Snapshot(), templating.RenderOptions{})
+	out, problems, err := engine.Render(context.Background(), st.Snapshot(), templating.RenderOptions{})
 	if err != nil {
 		panic(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/haptic-io/haptic/internal/haproxytest"
 	"github.com/haptic-io/haptic/rendergate"
 	"github.com/haptic-io/haptic/renderplan"
+	"github.com/haptic-io/haptic/store"
 	"github.com/haptic-io/haptic/templating"
 	"github.com/haptic-io/haptic/templating/fixtures"
 )
@@ -88,14 +89,14 @@ func TestRenderedTreesPassHAProxyCheckOnEverySeries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := templating.NewMemoryStore(bench.WatchedResources)
+	st, err := store.NewMemory(bench.WatchedResources)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.AddObjects(fixtures.GenerateIngressMix(50)...); err != nil {
+	if _, err := st.AddObjects(fixtures.GenerateIngressMix(50)...); err != nil {
 		t.Fatal(err)
 	}
-	benchOut, problems, err := benchEngine.Render(context.Background(), store.Snapshot(), templating.RenderOptions{})
+	benchOut, problems, err := benchEngine.Render(context.Background(), st.Snapshot(), templating.RenderOptions{})
 	if err != nil || len(problems) > 0 {
 		t.Fatalf("render bench config: %v %v", err, problems)
 	}
@@ -151,9 +152,9 @@ func configWithTemplate(t *testing.T, tmpl, v string) *renderplan.Output {
 	return out
 }
 
-func mustStore(t *testing.T) *templating.MemoryStore {
+func mustStore(t *testing.T) *store.Memory {
 	t.Helper()
-	st, err := templating.NewMemoryStore(nil)
+	st, err := store.NewMemory(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

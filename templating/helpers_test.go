@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/haptic-io/haptic/renderplan"
+	"github.com/haptic-io/haptic/store"
 	"github.com/haptic-io/haptic/templating"
 )
 
@@ -46,7 +47,7 @@ func renderConfig(t *testing.T, cfg *templating.Config, objs ...map[string]any) 
 	if err != nil {
 		t.Fatalf("compile: %v", err)
 	}
-	st, err := templating.NewMemoryStore(cfg.WatchedResources)
+	st, err := store.NewMemory(cfg.WatchedResources)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,7 +91,7 @@ func Render(ctx context.Context, cfg *Config, store Store) (*renderplan.Output, 
 // Same engine, same store contents and same options give byte-identical
 // files and the same plan ID.
 //
-// store must not change during the call (pass a [*Snapshot]).
+// store must not change during the call (pass a [store.Snapshot]).
 func (e *Engine) Render(ctx context.Context, store Store, opts RenderOptions) (*renderplan.Output, []Problem, error) {
 	if store == nil {
 		return nil, nil, errors.New("render: nil store")
@@ -165,7 +165,7 @@ func (e *Engine) Render(ctx context.Context, store Store, opts RenderOptions) (*
 		}
 		r.trace(TraceEvent{Template: TraceAssemble, End: true, Bytes: size})
 	}
-	r.e.carry.set(&renderCarry{store: r.store, servers: r.usedServers, hints: r.sizeHints()}, r.segNext)
+	r.e.carry.set(&renderCarry{marks: r.marks, servers: r.usedServers, hints: r.sizeHints()}, r.segNext)
 	return out, sortProblems(r.problems), nil
 }
 
@@ -200,10 +200,13 @@ type renderState struct {
 	// prev is what the engine's previous render left; hints, its sizes.
 	prev  *renderCarry
 	hints sizeHints
-	// prevStore is what the render that left segPrev read, prevServers
-	// its resolutions (both nil for a Fresh render); delta, what changed
-	// in Services and EndpointSlices since (servicesDelta).
-	prevStore   Store
+	// marks are where the Services and EndpointSlices stand in store (nil
+	// when it is no ChangeTracker); prevMarks are those of the render that
+	// left segPrev, prevServers its resolutions (both nil for a Fresh
+	// render); delta, what changed in Services and EndpointSlices since
+	// (servicesDelta).
+	marks       *serviceMarks
+	prevMarks   *serviceMarks
 	prevServers prevResolutions
 	delta       *servicesDelta
 	// frozen holds the claimed dicts once a dict function asked (frozen.go).
@@ -255,7 +258,7 @@ func newRenderState(ctx context.Context, e *Engine, store Store, opts RenderOpti
 		adopted:    map[unsafe.Pointer]sortedRegistry{},
 	}
 	if !opts.Fresh {
-		r.prevStore = r.prev.store
+		r.prevMarks = r.prev.marks
 		r.segPrev = e.carry.takeSegments()
 		r.prevServers.own = r.prev.servers
 		for _, s := range r.segPrev {
@@ -263,6 +266,9 @@ func newRenderState(ctx context.Context, e *Engine, store Store, opts RenderOpti
 				r.prevServers.segs = append(r.prevServers.segs, s.fold.bes.servers)
 			}
 		}
+	}
+	if ct, ok := store.(ChangeTracker); ok && e.sliceIndexed {
+		r.marks = &serviceMarks{services: ct.Mark(e.serviceAlias), slices: ct.Mark(e.sliceAlias)}
 	}
 	r.hints = r.prev.hints
 	r.usedServers = make(map[serversKey]*serversEntry, len(r.prev.servers))

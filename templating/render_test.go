@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/haptic-io/haptic/store"
 	"github.com/haptic-io/haptic/templating"
 )
 
@@ -118,7 +119,7 @@ func TestRenderStopsOnCancelledContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, _ := templating.NewMemoryStore(cfg.WatchedResources)
+	st, _ := store.NewMemory(cfg.WatchedResources)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, _, err := e.Render(ctx, st, templating.RenderOptions{}); !errors.Is(err, context.Canceled) {
@@ -136,7 +137,7 @@ snippets:
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, _ := templating.NewMemoryStore(cfg.WatchedResources)
+	st, _ := store.NewMemory(cfg.WatchedResources)
 	var events []templating.TraceEvent
 	out, _, err := e.Render(context.Background(), st, templating.RenderOptions{
 		ExtraContext: map[string]any{"b": "X"},
@@ -200,7 +201,7 @@ snippets:
 
 func TestRenderCompilesAndRendersInOneCall(t *testing.T) {
 	cfg := configWith(t, `{{ render "nope" . }}`, "")
-	st, _ := templating.NewMemoryStore(cfg.WatchedResources)
+	st, _ := store.NewMemory(cfg.WatchedResources)
 	if _, _, err := templating.Render(context.Background(), cfg, st); err == nil || !strings.Contains(err.Error(), `no template "nope"`) {
 		t.Fatalf("error %v, want no template", err)
 	}

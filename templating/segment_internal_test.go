@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/haptic-io/haptic/renderplan"
+	"github.com/haptic-io/haptic/store"
 )
 
 // segmentConfig writes from renderEach items into a map, two registries
@@ -93,7 +94,7 @@ func TestRenderEachFoldsMatchAFreshEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := NewMemoryStore(cfg.WatchedResources)
+	st, err := store.NewMemory(cfg.WatchedResources)
 	if err != nil {
 		t.Fatal(err)
 	}

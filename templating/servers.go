@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/haptic-io/haptic/renderplan"
+	"github.com/haptic-io/haptic/store"
 )
 
 // labelServiceName links an EndpointSlice to its Service.
@@ -226,12 +227,12 @@ func (r *renderState) slicesFor(ns, svc string) []map[string]any {
 
 // scanSlicesFor is slicesFor without the render's index: a linear scan,
 // safe for concurrent use (renderEach items on an unindexed slice alias).
-func scanSlicesFor(e *Engine, store Store, ns, svc string) []map[string]any {
+func scanSlicesFor(e *Engine, st Store, ns, svc string) []map[string]any {
 	if e.sliceIndexed {
-		return store.Fetch(e.sliceAlias, ns, svc)
+		return st.Fetch(e.sliceAlias, ns, svc)
 	}
 	var out []map[string]any
-	for _, s := range store.List(e.sliceAlias) {
+	for _, s := range st.List(e.sliceAlias) {
 		if namespaceOf(s) == ns && serviceOfSlice(s) == svc {
 			out = append(out, s)
 		}
@@ -240,7 +241,7 @@ func scanSlicesFor(e *Engine, store Store, ns, svc string) []map[string]any {
 }
 
 func namespaceOf(obj map[string]any) string {
-	ns, _, _ := objectMeta(obj)
+	ns, _, _ := store.ObjectMeta(obj)
 	return ns
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/haptic-io/haptic/renderplan"
+	"github.com/haptic-io/haptic/store"
 	"github.com/haptic-io/haptic/templating"
 )
 
@@ -188,7 +189,7 @@ func TestBackendServersFollowChangesAcrossRenders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := templating.NewMemoryStore(cfg.WatchedResources)
+	st, err := store.NewMemory(cfg.WatchedResources)
 	if err != nil {
 		t.Fatal(err)
 	}

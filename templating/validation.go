@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-multierror"
 
 	"github.com/haptic-io/haptic/renderplan"
+	"github.com/haptic-io/haptic/store"
 )
 
 // Checker validates a rendered tree, as haproxy -c does; the haproxy_valid
@@ -74,7 +75,7 @@ type AssertionResult struct {
 }
 
 // RunTests runs the validation tests of the engine's config: each test's
-// fixtures go into a fresh [MemoryStore], the test's extraContext overrides
+// fixtures go into a fresh [store.Memory], the test's extraContext overrides
 // the config's, and every assertion is checked. The report lists every
 // test; the error is nil when all passed and otherwise aggregates one
 // error per failed assertion (go-multierror), or reports why tests could
@@ -120,8 +121,8 @@ func targetOrDefault(t string) string {
 
 // fixtureStore builds a store from a test's fixtures, inserting the objects
 // of each alias in order or in reverse.
-func fixtureStore(cfg *Config, t ValidationTest, reverse bool) (*MemoryStore, error) {
-	st, err := NewMemoryStore(cfg.WatchedResources)
+func fixtureStore(cfg *Config, t ValidationTest, reverse bool) (*store.Memory, error) {
+	st, err := store.NewMemory(cfg.WatchedResources)
 	if err != nil {
 		return nil, err
 	}

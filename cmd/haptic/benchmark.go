@@ -15,6 +15,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/haptic-io/haptic/store"
 	"github.com/haptic-io/haptic/templating"
 	"github.com/haptic-io/haptic/templating/fixtures"
 )
@@ -92,11 +93,11 @@ type benchRow struct {
 // benchSize renders n generated steps iters times (after one warm-up) and
 // returns the median of each measure.
 func benchSize(ctx context.Context, cfg *templating.Config, n, iters int) (benchRow, error) {
-	store, err := storeFromObjects(cfg.WatchedResources, fixtures.GenerateIngressMix(n))
+	st, err := storeFromObjects(cfg.WatchedResources, fixtures.GenerateIngressMix(n))
 	if err != nil {
 		return benchRow{}, err
 	}
-	snap := store.Snapshot()
+	snap := st.Snapshot()
 	engine, err := templating.Compile(cfg)
 	if err != nil {
 		return benchRow{}, err
@@ -129,7 +130,7 @@ func benchSize(ctx context.Context, cfg *templating.Config, n, iters int) (bench
 	last.Objects = n
 	last.CPU = (processCPU() - cpuStart) / time.Duration(iters)
 	last.Total, last.Config, last.Maps, last.Rest = median(total), median(cfgT), median(mapsT), median(restT)
-	if last.Rerender, err = benchRerender(ctx, engine, store, n, iters); err != nil {
+	if last.Rerender, err = benchRerender(ctx, engine, st, n, iters); err != nil {
 		return benchRow{}, err
 	}
 	return last, nil
@@ -138,8 +139,8 @@ func benchSize(ctx context.Context, cfg *templating.Config, n, iters int) (bench
 // benchRerender changes one Ingress of the mix iters times (its host
 // flips), each time taking a snapshot and rendering with engine, and
 // returns the median time of snapshot plus render.
-func benchRerender(ctx context.Context, engine *templating.Engine, store *templating.MemoryStore, n, iters int) (time.Duration, error) {
-	ing, ok := store.Get("ingresses", fmt.Sprintf("ns-%d", (n/2)%fixtures.Namespaces), fmt.Sprintf("app-%d", n/2))
+func benchRerender(ctx context.Context, engine *templating.Engine, st *store.Memory, n, iters int) (time.Duration, error) {
+	ing, ok := st.Get("ingresses", fmt.Sprintf("ns-%d", (n/2)%fixtures.Namespaces), fmt.Sprintf("app-%d", n/2))
 	if !ok {
 		return 0, fmt.Errorf("benchmark %d objects: no Ingress app-%d under alias ingresses", n, n/2)
 	}
@@ -150,10 +151,10 @@ func benchRerender(ctx context.Context, engine *templating.Engine, store *templa
 			return 0, err
 		}
 		start := time.Now()
-		if err := store.Update("ingresses", changed); err != nil {
+		if err := st.Update("ingresses", changed); err != nil {
 			return 0, err
 		}
-		out, _, err := engine.Render(ctx, store.Snapshot(), templating.RenderOptions{})
+		out, _, err := engine.Render(ctx, st.Snapshot(), templating.RenderOptions{})
 		if err != nil {
 			return 0, fmt.Errorf("benchmark %d objects: re-render: %w", n, err)
 		}
@@ -225,9 +226,9 @@ func median(ds []time.Duration) time.Duration {
 }
 
 // storeFromObjects files objs under every alias watching their apiVersion
-// and kind, as templating.LoadDir does for manifests.
-func storeFromObjects(resources map[string]templating.WatchedResource, objs []map[string]any) (*templating.MemoryStore, error) {
-	store, err := templating.NewMemoryStore(resources)
+// and kind, as store.LoadDir does for manifests.
+func storeFromObjects(resources map[string]store.WatchedResource, objs []map[string]any) (*store.Memory, error) {
+	st, err := store.NewMemory(resources)
 	if err != nil {
 		return nil, err
 	}
@@ -235,14 +236,14 @@ func storeFromObjects(resources map[string]templating.WatchedResource, objs []ma
 		apiVersion, _ := obj["apiVersion"].(string)
 		kind, _ := obj["kind"].(string)
 		for alias, wr := range resources {
-			if wr.APIVersion == apiVersion && wr.Resource == templating.ResourceForKind(kind) {
-				if err := store.Add(alias, obj); err != nil {
+			if wr.APIVersion == apiVersion && wr.Resource == store.ResourceForKind(kind) {
+				if err := st.Add(alias, obj); err != nil {
 					return nil, err
 				}
 			}
 		}
 	}
-	return store, nil
+	return st, nil
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/float64(time.Millisecond)) }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/haptic-io/haptic/internal/controller"
 	"github.com/haptic-io/haptic/internal/controller/local"
+	"github.com/haptic-io/haptic/store"
 	"github.com/haptic-io/haptic/templating"
 )
 
@@ -177,7 +178,7 @@ type hostPath struct{ host, path string }
 // ingressHosts lists the first path of every host of the Ingresses in dir,
 // for the banner; unreadable manifests are skipped.
 func ingressHosts(dir string) []hostPath {
-	store, err := templating.LoadDir(dir, map[string]templating.WatchedResource{
+	st, err := store.LoadDir(dir, map[string]store.WatchedResource{
 		"ingresses": {APIVersion: "networking.k8s.io/v1", Resource: "ingresses"},
 	})
 	if err != nil {
@@ -185,7 +186,7 @@ func ingressHosts(dir string) []hostPath {
 	}
 	seen := map[string]bool{}
 	var out []hostPath
-	for _, ing := range store.List("ingresses") {
+	for _, ing := range st.List("ingresses") {
 		spec, _ := ing["spec"].(map[string]any)
 		rules, _ := spec["rules"].([]any)
 		for _, r := range rules {

@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/haptic-io/haptic/renderplan"
+	"github.com/haptic-io/haptic/store"
 	"github.com/haptic-io/haptic/templating"
 )
 
@@ -61,7 +62,7 @@ func renderCommand() *cli.Command {
 
 // renderDir loads the manifests under dir and renders cfg against them.
 func renderDir(ctx context.Context, cfg *templating.Config, dir string) (*renderplan.Output, []templating.Problem, error) {
-	store, err := templating.LoadDir(dir, cfg.WatchedResources)
+	st, err := store.LoadDir(dir, cfg.WatchedResources)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -69,7 +70,7 @@ func renderDir(ctx context.Context, cfg *templating.Config, dir string) (*render
 	if err != nil {
 		return nil, nil, err
 	}
-	return e.Render(ctx, store.Snapshot(), templating.RenderOptions{})
+	return e.Render(ctx, st.Snapshot(), templating.RenderOptions{})
 }
 
 // summary is the one-line result of a render.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/haptic-io/haptic/rendergate"
 	"github.com/haptic-io/haptic/renderplan"
+	"github.com/haptic-io/haptic/store"
 	"github.com/haptic-io/haptic/templating"
 )
 
@@ -134,13 +135,13 @@ func printTestResult(w io.Writer, t templating.TestResult) {
 // prints each template with its depth, wall time and output size.
 func traceTest(ctx context.Context, w io.Writer, e *templating.Engine, name string) error {
 	t := e.Config().ValidationTests[name]
-	store, err := templating.NewMemoryStore(e.Config().WatchedResources)
+	st, err := store.NewMemory(e.Config().WatchedResources)
 	if err != nil {
 		return err
 	}
 	for _, alias := range sortedKeys(t.Fixtures) {
 		for _, obj := range t.Fixtures[alias] {
-			if err := store.Add(alias, obj); err != nil {
+			if err := st.Add(alias, obj); err != nil {
 				return fmt.Errorf("trace %s: %w", name, err)
 			}
 		}
@@ -155,7 +156,7 @@ func traceTest(ctx context.Context, w io.Writer, e *templating.Engine, name stri
 		starts = starts[:len(starts)-1]
 		fmt.Fprintf(w, "  trace %s%s %s %dB\n", strings.Repeat("  ", ev.Depth), ev.Template, d.Round(time.Microsecond), ev.Bytes)
 	}
-	_, _, err = e.Render(ctx, store.Snapshot(), templating.RenderOptions{ExtraContext: t.ExtraContext, Trace: trace})
+	_, _, err = e.Render(ctx, st.Snapshot(), templating.RenderOptions{ExtraContext: t.ExtraContext, Trace: trace})
 	if err != nil {
 		fmt.Fprintf(w, "  trace: render error: %v\n", err)
 	}

@@ -13,8 +13,7 @@ import (
 	"strings"
 
 	"github.com/fsnotify/fsnotify"
-
-	"github.com/haptic-io/haptic/templating"
+	"github.com/haptic-io/haptic/store"
 )
 
 // DirSourceConfig configures a [DirSource].
@@ -23,16 +22,16 @@ type DirSourceConfig struct {
 	Dir string
 	// Resources are the watched resources of the template config: an
 	// object is filed under every alias whose apiVersion equals its
-	// apiVersion and whose resource is [templating.ResourceForKind] of its
-	// kind, as [templating.LoadDir] does. Required.
-	Resources map[string]templating.WatchedResource
+	// apiVersion and whose resource is [store.ResourceForKind] of its
+	// kind, as [store.LoadDir] does. Required.
+	Resources map[string]store.WatchedResource
 	// Log receives a debug record per file event; nil discards.
 	Log *slog.Logger
 }
 
 // DirSource is the [Source] of local mode: a directory of Kubernetes
 // manifests (*.yaml, *.yml, *.json, multi-document, kind List, decoded by
-// [templating.DecodeManifests]), watched with fsnotify.
+// [store.DecodeManifests]), watched with fsnotify.
 //
 // Each file is one unit: when it changes, the source reads it whole and
 // sends one [Event] with the objects it added, changed (by content) or
@@ -50,7 +49,7 @@ type DirSourceConfig struct {
 // It is safe to share, but one directory should have one Run at a time.
 type DirSource struct {
 	dir       string
-	resources map[string]templating.WatchedResource
+	resources map[string]store.WatchedResource
 	aliases   []string
 	log       *slog.Logger
 }
@@ -292,7 +291,7 @@ func (st *dirState) load(p string) Event {
 	if err != nil {
 		return Event{Err: fmt.Errorf("read %s: %w", st.rel(p), err), Origin: origin}
 	}
-	objs, err := templating.DecodeManifests(b)
+	objs, err := store.DecodeManifests(b)
 	if err != nil {
 		return Event{Err: fmt.Errorf("manifest %s: %w", st.rel(p), err), Origin: origin}
 	}
@@ -304,7 +303,7 @@ func (st *dirState) load(p string) Event {
 		ns, name := meta(obj)
 		for _, alias := range st.src.aliases {
 			wr := st.src.resources[alias]
-			if wr.APIVersion != apiVersion || wr.Resource != templating.ResourceForKind(kind) {
+			if wr.APIVersion != apiVersion || wr.Resource != store.ResourceForKind(kind) {
 				continue
 			}
 			if name == "" {

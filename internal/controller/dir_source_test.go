@@ -9,11 +9,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/haptic-io/haptic/templating"
+	"github.com/haptic-io/haptic/store"
 )
 
-var testResources = map[string]templating.WatchedResource{
+var testResources = map[string]store.WatchedResource{
 	"routes":   {APIVersion: "test.haptic.io/v1", Resource: "routes"},
 	"services": {APIVersion: "v1", Resource: "services"},
 }

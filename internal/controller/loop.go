@@ -15,6 +15,7 @@ import (
 	"github.com/haptic-io/haptic/deployplan"
 	"github.com/haptic-io/haptic/rendergate"
 	"github.com/haptic-io/haptic/renderplan"
+	"github.com/haptic-io/haptic/store"
 	"github.com/haptic-io/haptic/templating"
 )
 
@@ -93,7 +94,7 @@ type Config struct {
 // safe to call from any goroutine while it runs.
 type Loop struct {
 	cfg      Config
-	store    *templating.MemoryStore
+	store    *store.Memory
 	deb      *debouncer
 	gate     *rendergate.Gate
 	runner   *rendergate.Runner // nil without a Checker
@@ -175,7 +176,7 @@ func New(cfg Config) (*Loop, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	store, err := templating.NewMemoryStore(cfg.Engine.Config().WatchedResources)
+	st, err := store.NewMemory(cfg.Engine.Config().WatchedResources)
 	if err != nil {
 		return nil, fmt.Errorf("controller: %w", err)
 	}
@@ -189,7 +190,7 @@ func New(cfg Config) (*Loop, error) {
 	}
 	l := &Loop{
 		cfg:      cfg,
-		store:    store,
+		store:    st,
 		deb:      deb,
 		gate:     gate,
 		disp:     newDispatcher(cfg.Fence, cfg.MaxOps, cfg.Log, m),

@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/haptic-io/haptic/internal/controller"
-	"github.com/haptic-io/haptic/templating"
+	"github.com/haptic-io/haptic/store"
 )
 
 // configWatcher recompiles the template config when its file changes and
@@ -21,13 +21,13 @@ type configWatcher struct {
 	cfg         Config
 	statsSocket string
 	loop        *controller.Loop
-	resources   map[string]templating.WatchedResource
+	resources   map[string]store.WatchedResource
 	w           *fsnotify.Watcher
 	path        string
 	errors      prometheus.Counter
 }
 
-func newConfigWatcher(cfg Config, statsSocket string, loop *controller.Loop, resources map[string]templating.WatchedResource) (*configWatcher, error) {
+func newConfigWatcher(cfg Config, statsSocket string, loop *controller.Loop, resources map[string]store.WatchedResource) (*configWatcher, error) {
 	path, err := filepath.Abs(cfg.ConfigPath)
 	if err != nil {
 		return nil, fmt.Errorf("local: config path: %w", err)

@@ -1,9 +1,10 @@
-package templating
+package store
 
 import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -11,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// The model-based test drives a MemoryStore with random Update, Delete and
+// The model-based test drives a Memory with random Update, Delete and
 // Replace calls and checks every snapshot, by the addresses of the objects
 // it returns, against a store built afresh from the same objects and
 // against a naive model, and checks that every earlier snapshot still
@@ -34,14 +35,14 @@ var (
 type modelRun struct {
 	rng   *rand.Rand
 	names []string
-	st    *MemoryStore
+	st    *Memory
 	want  map[string]map[string]map[string]any // alias, id: object
 	exprs []IndexExpr
 }
 
 func newModelRun(t *testing.T, seed uint64) *modelRun {
 	t.Helper()
-	st, err := NewMemoryStore(modelResources)
+	st, err := NewMemory(modelResources)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func (r *modelRun) object() map[string]any {
 }
 
 func modelID(o map[string]any) string {
-	ns, name, _ := objectMeta(o)
+	ns, name, _ := ObjectMeta(o)
 	return ns + "\x00" + name
 }
 
@@ -97,8 +98,8 @@ func modelID(o map[string]any) string {
 func (r *modelRun) update(alias string, o map[string]any) {
 	id := modelID(o)
 	if old, ok := r.want[alias][id]; ok {
-		_, _, orv := objectMeta(old)
-		if _, _, rv := objectMeta(o); rv != "" && rv == orv {
+		_, _, orv := ObjectMeta(old)
+		if _, _, rv := ObjectMeta(o); rv != "" && rv == orv {
 			return
 		}
 	}
@@ -119,10 +120,10 @@ func (r *modelRun) step(t *testing.T) {
 			r.update(alias, o)
 		case p < 90:
 			o := r.object()
-			ns, name, _ := objectMeta(o)
+			ns, name, _ := ObjectMeta(o)
 			if r.rng.IntN(2) == 0 && len(r.want[alias]) > 0 { // mostly delete what is there
 				ids := slices.Sorted(maps.Keys(r.want[alias]))
-				ns, name, _ = objectMeta(r.want[alias][pick(r.rng, ids)])
+				ns, name, _ = ObjectMeta(r.want[alias][pick(r.rng, ids)])
 			}
 			if err := r.st.Delete(alias, ns, name); err != nil {
 				t.Fatal(err)
@@ -160,12 +161,12 @@ func (r *modelRun) step(t *testing.T) {
 
 // describe lists what s answers to every query the test asks, naming each
 // object by its address (objects are compared by identity).
-func (r *modelRun) describe(s Store) []string {
+func (r *modelRun) describe(s reader) []string {
 	var out []string
 	addrs := func(objs []map[string]any) string {
 		var b strings.Builder
 		for _, o := range objs {
-			ns, name, _ := objectMeta(o)
+			ns, name, _ := ObjectMeta(o)
 			fmt.Fprintf(&b, "%s/%s@%p ", ns, name, o)
 		}
 		return b.String()
@@ -194,7 +195,7 @@ func (r *modelRun) describe(s Store) []string {
 		}
 		for i, x := range r.exprs {
 			if i%2 == 0 || alias == "things" {
-				out = append(out, fmt.Sprintf("%s ListBy %s: %s", alias, x, addrs(s.(SortedLister).ListBy(alias, x))))
+				out = append(out, fmt.Sprintf("%s ListBy %s: %s", alias, x, addrs(s.ListBy(alias, x))))
 			}
 		}
 	}
@@ -204,7 +205,7 @@ func (r *modelRun) describe(s Store) []string {
 // freshSnapshot builds a new store from the model's objects.
 func (r *modelRun) freshSnapshot(t *testing.T) *Snapshot {
 	t.Helper()
-	st, err := NewMemoryStore(modelResources)
+	st, err := NewMemory(modelResources)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +265,7 @@ func (n naiveStore) ListBy(alias string, x IndexExpr) []map[string]any {
 	return SortObjects(n.List(alias), x)
 }
 
-func TestMemoryStoreSnapshotsMatchAFreshStoreAfterRandomChanges(t *testing.T) {
+func TestMemorySnapshotsMatchAFreshStoreAfterRandomChanges(t *testing.T) {
 	seeds := uint64(40)
 	if testing.Short() {
 		seeds = 8
@@ -331,7 +332,7 @@ func TestMemoryStoreSnapshotsMatchAFreshStoreAfterRandomChanges(t *testing.T) {
 	// the rest derive.
 	t.Logf("views built %d, derived %d; change sets known for %d snapshot pairs", total.built, total.derived, known)
 	if known == 0 {
-		t.Error("changedSince never knew what changed")
+		t.Error("ChangesSince never knew what changed")
 	}
 	if total.built <= int(seeds)*len(modelResources) || total.derived == 0 {
 		t.Errorf("views built %d, derived %d: a way to a view went untested", total.built, total.derived)
@@ -363,35 +364,48 @@ func checkIndexSizes(t *testing.T, snap *Snapshot, want map[string]map[string]ma
 	}
 }
 
-// checkChangedSince checks that what cur.changedSince(prev) reports, when
+// checkChangedSince checks that what cur.ChangesSince(prev.Mark) reports, when
 // it knows, covers every object and index key whose objects differ
 // between the two snapshots; it returns how many aliases it knew for.
 func checkChangedSince(t *testing.T, prev, cur *Snapshot, exprs map[string][]IndexExpr) int {
 	t.Helper()
 	known := 0
 	for alias, xs := range exprs {
-		cs, ok := cur.changedSince(prev, alias)
+		cs, ok := cur.ChangesSince(alias, prev.Mark(alias))
 		if !ok {
 			continue
 		}
 		known++
 		objs := append(slices.Clone(prev.List(alias)), cur.List(alias)...)
 		for _, o := range objs {
-			ns, name, _ := objectMeta(o)
+			ns, name, _ := ObjectMeta(o)
 			a, _ := prev.Get(alias, ns, name)
 			b, _ := cur.Get(alias, ns, name)
-			if !sameObject(a, b) && !cs.ids[ns+"\x00"+name] {
+			if !sameObject(a, b) && !cs.IDs[ns+"\x00"+name] {
 				t.Fatalf("%s %s/%s changed between the snapshots, not in the change set", alias, ns, name)
 			}
 			var vals []string
 			for _, x := range xs {
 				v, _ := x.Eval(o)
 				vals = append(vals, v)
-				if !slices.EqualFunc(prev.Fetch(alias, vals...), cur.Fetch(alias, vals...), sameObject) && !cs.keys[strings.Join(vals, "\x00")] {
+				if !slices.EqualFunc(prev.Fetch(alias, vals...), cur.Fetch(alias, vals...), sameObject) && !cs.Keys[strings.Join(vals, "\x00")] {
 					t.Fatalf("%s: index key %q lists other objects, not in the change set", alias, vals)
 				}
 			}
 		}
 	}
 	return known
+}
+
+// reader is what describe queries: a [Memory] or a [Snapshot].
+type reader interface {
+	List(alias string) []map[string]any
+	Get(alias, namespace, name string) (map[string]any, bool)
+	Fetch(alias string, keys ...string) []map[string]any
+	ListBy(alias string, expr IndexExpr) []map[string]any
+}
+
+// sameObject reports whether a and b are the same map (not equal ones).
+func sameObject(a, b map[string]any) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }

@@ -1,4 +1,4 @@
-package templating
+package store
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 // Kubernetes' unstructured objects hold: map[string]any, []any, string,
 // bool, int64, float64 and nil (an empty document). It gives what
 // sigs.k8s.io/yaml's YAMLToJSON followed by a JSON decode (numbers as
-// json.Number, then [normalizeValue]) gives, without writing and parsing
+// json.Number, then [Normalize]) gives, without writing and parsing
 // the JSON text; FuzzDecodeManifestsMatchesJSONRoundTrip holds the two
 // together. The one difference: keys that become the same string (1 and
 // "1", or two invalid UTF-8 spellings of one key) are an error here,
@@ -79,7 +79,7 @@ func unstructuredValue(v any) (any, error) {
 	if err := dec.Decode(&out); err != nil {
 		return nil, err
 	}
-	return normalizeValue(out), nil
+	return Normalize(out), nil
 }
 
 // mapKey is the JSON name of a YAML mapping key, as YAMLToJSON names it.

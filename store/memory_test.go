@@ -1,13 +1,14 @@
-package templating_test
+package store_test
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/haptic-io/haptic/templating"
+	"github.com/haptic-io/haptic/store"
 )
 
 func obj(ns, name, rv string, labels map[string]any) map[string]any {
@@ -31,9 +32,9 @@ func names(objs []map[string]any) []string {
 	return out
 }
 
-func newStore(t *testing.T) *templating.MemoryStore {
+func newStore(t *testing.T) *store.Memory {
 	t.Helper()
-	st, err := templating.NewMemoryStore(map[string]templating.WatchedResource{
+	st, err := store.NewMemory(map[string]store.WatchedResource{
 		"things": {APIVersion: "v1", Resource: "things", IndexBy: []string{"metadata.namespace", `metadata.labels["app.kubernetes.io/name"]`}},
 		"plain":  {APIVersion: "v1", Resource: "plains"},
 	})
@@ -43,7 +44,7 @@ func newStore(t *testing.T) *templating.MemoryStore {
 	return st
 }
 
-func TestMemoryStoreListsSortedAndFetchesByIndexPrefix(t *testing.T) {
+func TestMemoryListsSortedAndFetchesByIndexPrefix(t *testing.T) {
 	st := newStore(t)
 	add := func(ns, name, app string) {
 		t.Helper()
@@ -88,7 +89,7 @@ func TestMemoryStoreListsSortedAndFetchesByIndexPrefix(t *testing.T) {
 	}
 }
 
-func TestMemoryStoreUpdatesDeletesAndKeepsSnapshotsImmutable(t *testing.T) {
+func TestMemoryUpdatesDeletesAndKeepsSnapshotsImmutable(t *testing.T) {
 	st := newStore(t)
 	must := func(err error) {
 		t.Helper()
@@ -132,27 +133,27 @@ func TestMemoryStoreUpdatesDeletesAndKeepsSnapshotsImmutable(t *testing.T) {
 	}
 }
 
-func TestMemoryStoreRefusesUnknownAliasesAndNamelessObjects(t *testing.T) {
+func TestMemoryRefusesUnknownAliasesAndNamelessObjects(t *testing.T) {
 	st := newStore(t)
-	if err := st.Add("nope", obj("a", "x", "", nil)); !errors.Is(err, templating.ErrUnknownAlias) {
+	if err := st.Add("nope", obj("a", "x", "", nil)); !errors.Is(err, store.ErrUnknownAlias) {
 		t.Errorf("Add to unknown alias: %v", err)
 	}
-	if err := st.Delete("nope", "a", "x"); !errors.Is(err, templating.ErrUnknownAlias) {
+	if err := st.Delete("nope", "a", "x"); !errors.Is(err, store.ErrUnknownAlias) {
 		t.Errorf("Delete from unknown alias: %v", err)
 	}
-	if err := st.Replace("nope", nil); !errors.Is(err, templating.ErrUnknownAlias) {
+	if err := st.Replace("nope", nil); !errors.Is(err, store.ErrUnknownAlias) {
 		t.Errorf("Replace unknown alias: %v", err)
 	}
 	if err := st.Add("things", map[string]any{"metadata": map[string]any{}}); err == nil {
 		t.Error("Add of an object without a name succeeded")
 	}
-	if _, err := templating.NewMemoryStore(map[string]templating.WatchedResource{"x": {IndexBy: []string{"a["}}}); err == nil {
-		t.Error("NewMemoryStore accepted a bad indexBy")
+	if _, err := store.NewMemory(map[string]store.WatchedResource{"x": {IndexBy: []string{"a["}}}); err == nil {
+		t.Error("NewMemory accepted a bad indexBy")
 	}
 }
 
-func TestMemoryStoreAddObjectsRoutesByAPIVersionAndKind(t *testing.T) {
-	st, err := templating.NewMemoryStore(map[string]templating.WatchedResource{
+func TestMemoryAddObjectsRoutesByAPIVersionAndKind(t *testing.T) {
+	st, err := store.NewMemory(map[string]store.WatchedResource{
 		"svc":  {APIVersion: "v1", Resource: "services"},
 		"svc2": {APIVersion: "v1", Resource: "services"},
 		"ing":  {APIVersion: "networking.k8s.io/v1", Resource: "ingresses"},
@@ -176,7 +177,7 @@ func TestMemoryStoreAddObjectsRoutesByAPIVersionAndKind(t *testing.T) {
 	}
 }
 
-func TestMemoryStoreIsSafeForConcurrentUse(t *testing.T) {
+func TestMemoryIsSafeForConcurrentUse(t *testing.T) {
 	st := newStore(t)
 	var wg sync.WaitGroup
 	for w := 0; w < 4; w++ {
@@ -184,13 +185,13 @@ func TestMemoryStoreIsSafeForConcurrentUse(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 200; i++ {
-				o := obj("ns", sprintf("o-%d-%d", w, i%20), sprintf("%d", i), nil)
+				o := obj("ns", fmt.Sprintf("o-%d-%d", w, i%20), fmt.Sprintf("%d", i), nil)
 				_ = st.Update("things", o)
 				snap := st.Snapshot()
 				_ = snap.List("things")
 				_ = snap.Fetch("things", "ns")
 				if i%3 == 0 {
-					_ = st.Delete("things", "ns", sprintf("o-%d-%d", w, i%20))
+					_ = st.Delete("things", "ns", fmt.Sprintf("o-%d-%d", w, i%20))
 				}
 			}
 		}()
@@ -205,7 +206,7 @@ func TestSnapshotAfterOneChangeSharesWhatDidNotChange(t *testing.T) {
 	st := newStore(t)
 	for i := 0; i < 50; i++ {
 		ns := []string{"a", "b"}[i%2]
-		if err := st.Add("things", obj(ns, sprintf("o%d", i), "1", map[string]any{"app.kubernetes.io/name": "web"})); err != nil {
+		if err := st.Add("things", obj(ns, fmt.Sprintf("o%d", i), "1", map[string]any{"app.kubernetes.io/name": "web"})); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -236,7 +237,7 @@ func TestSnapshotAfterOneChangeSharesWhatDidNotChange(t *testing.T) {
 
 func TestSnapshotsStayConsistentWhileTheStoreChanges(t *testing.T) {
 	st := newStore(t)
-	byAge, err := templating.ParseIndexExpr("metadata.creationTimestamp")
+	byAge, err := store.ParseIndexExpr("metadata.creationTimestamp")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,11 +246,11 @@ func TestSnapshotsStayConsistentWhileTheStoreChanges(t *testing.T) {
 	go func() { // the informer
 		defer wg.Done()
 		for i := 0; i < 400; i++ {
-			o := aged("ns", sprintf("o%d", i%37), sprintf("2026-01-%02d", i%5))
-			o["metadata"].(map[string]any)["resourceVersion"] = sprintf("%d", i)
+			o := aged("ns", fmt.Sprintf("o%d", i%37), fmt.Sprintf("2026-01-%02d", i%5))
+			o["metadata"].(map[string]any)["resourceVersion"] = fmt.Sprintf("%d", i)
 			_ = st.Update("things", o)
 			if i%7 == 0 {
-				_ = st.Delete("things", "ns", sprintf("o%d", (i*3)%37))
+				_ = st.Delete("things", "ns", fmt.Sprintf("o%d", (i*3)%37))
 			}
 			st.Snapshot()
 		}
@@ -263,12 +264,12 @@ func TestSnapshotsStayConsistentWhileTheStoreChanges(t *testing.T) {
 				snap := st.Snapshot()
 				list := snap.List("things")
 				sorted := snap.ListBy("things", byAge)
-				if diff := cmp.Diff(names(templating.SortObjects(list, byAge)), names(sorted)); diff != "" {
+				if diff := cmp.Diff(names(store.SortObjects(list, byAge)), names(sorted)); diff != "" {
 					errs <- "ListBy disagrees with SortObjects(List) (-want +got):\n" + diff
 					return
 				}
 				if got := len(snap.Fetch("things", "ns")); got != len(list) {
-					errs <- sprintf("Fetch ns gave %d objects, List %d", got, len(list))
+					errs <- fmt.Sprintf("Fetch ns gave %d objects, List %d", got, len(list))
 					return
 				}
 			}

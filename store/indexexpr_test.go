@@ -1,11 +1,11 @@
-package templating_test
+package store_test
 
 import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/haptic-io/haptic/templating"
+	"github.com/haptic-io/haptic/store"
 )
 
 func TestParseIndexExprWalksDotsAndBrackets(t *testing.T) {
@@ -37,7 +37,7 @@ func TestParseIndexExprWalksDotsAndBrackets(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.expr, func(t *testing.T) {
-			e, err := templating.ParseIndexExpr(c.expr)
+			e, err := store.ParseIndexExpr(c.expr)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,7 +58,7 @@ func TestParseIndexExprWalksDotsAndBrackets(t *testing.T) {
 func TestParseIndexExprRejectsBadSyntax(t *testing.T) {
 	for _, s := range []string{"", ".a", "a.", "a..b", "a[", `a["x"`, `a["x]`, `a[x]`, `a["x"]b`, "a b", `a["\q"]`, "a/b", `a['x`} {
 		t.Run(s, func(t *testing.T) {
-			if _, err := templating.ParseIndexExpr(s); err == nil {
+			if _, err := store.ParseIndexExpr(s); err == nil {
 				t.Errorf("ParseIndexExpr(%q) succeeded", s)
 			}
 		})

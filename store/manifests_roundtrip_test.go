@@ -1,4 +1,4 @@
-package templating_test
+package store_test
 
 import (
 	"bufio"
@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
-	"github.com/haptic-io/haptic/templating"
+	"github.com/haptic-io/haptic/store"
 )
 
 // roundTripManifests is how DecodeManifests decoded before it converted
@@ -122,7 +122,7 @@ func roundTripNormalize(v any) any {
 // on b; it reports whether both decoded it.
 func sameAsRoundTrip(t *testing.T, b []byte) bool {
 	t.Helper()
-	got, err := templating.DecodeManifests(b)
+	got, err := store.DecodeManifests(b)
 	if err != nil && strings.Contains(err.Error(), "two keys of one mapping are both") {
 		return false // the round trip keeps one of the two at random
 	}
@@ -180,7 +180,7 @@ func TestDecodeManifestsMatchesTheJSONRoundTrip(t *testing.T) {
 
 func TestDecodeManifestsRefusesKeysThatCollide(t *testing.T) {
 	for _, in := range []string{"1: int\n\"1\": string\n", "true: a\n\"true\": b\n"} {
-		_, err := templating.DecodeManifests([]byte(in))
+		_, err := store.DecodeManifests([]byte(in))
 		if err == nil || !strings.Contains(err.Error(), `two keys of one mapping are both "`) {
 			t.Errorf("DecodeManifests(%q) = %v, want the collision named", in, err)
 		}

@@ -1,9 +1,9 @@
-package templating
+package store
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
-	"strings"
 )
 
 // IndexExpr is a parsed field path into an unstructured object, such as
@@ -113,10 +113,12 @@ func (e IndexExpr) Eval(obj map[string]any) (string, bool) {
 			return "", false
 		}
 	}
-	return scalarString(cur)
+	return ScalarString(cur)
 }
 
-func scalarString(v any) (string, bool) {
+// ScalarString returns the string an index compares for a scalar JSON
+// value (a string, integer, float or bool); ok is false for anything else.
+func ScalarString(v any) (string, bool) {
 	switch x := v.(type) {
 	case string:
 		return x, true
@@ -132,16 +134,9 @@ func scalarString(v any) (string, bool) {
 	return "", false
 }
 
-// sameExprs reports whether two lists of expressions walk the same paths.
-func sameExprs(a []IndexExpr, b ...string) bool {
-	if len(a) < len(b) {
-		return false
-	}
-	for i, s := range b {
-		e, err := ParseIndexExpr(s)
-		if err != nil || strings.Join(e.path, "\x00") != strings.Join(a[i].path, "\x00") {
-			return false
-		}
-	}
-	return true
+// SamePath reports whether e walks the same path as the expression src
+// (`a.b` and `a["b"]` do); it is false when src does not parse.
+func (e IndexExpr) SamePath(src string) bool {
+	o, err := ParseIndexExpr(src)
+	return err == nil && slices.Equal(e.path, o.path)
 }

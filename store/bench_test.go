@@ -1,4 +1,4 @@
-package templating_test
+package store_test
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/haptic-io/haptic/templating"
+	"github.com/haptic-io/haptic/store"
 	"github.com/haptic-io/haptic/templating/fixtures"
 )
 
@@ -14,13 +14,9 @@ import (
 // object change before it renders: update one Ingress (a new
 // resourceVersion), take a snapshot and list the ingresses by
 // creationTimestamp. The store holds n Ingresses, n Services and 2n
-// EndpointSlices, indexed as testdata/bench.yaml says.
+// EndpointSlices, indexed as testResources says.
 func benchmarkSnapshotAfterOneChange(b *testing.B, n int) {
-	cfg, err := templating.LoadConfig("testdata/bench.yaml")
-	if err != nil {
-		b.Fatal(err)
-	}
-	st, err := templating.NewMemoryStore(cfg.WatchedResources)
+	st, err := store.NewMemory(testResources)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -34,7 +30,7 @@ func benchmarkSnapshotAfterOneChange(b *testing.B, n int) {
 			ingresses = append(ingresses, o)
 		}
 	}
-	byAge, err := templating.ParseIndexExpr("metadata.creationTimestamp")
+	byAge, err := store.ParseIndexExpr("metadata.creationTimestamp")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -71,11 +67,7 @@ func BenchmarkSnapshotAfterOneChange(b *testing.B) {
 // EndpointSlices), after the snapshot was derived from an earlier one.
 func BenchmarkSnapshotLookups(b *testing.B) {
 	const n = 5000
-	cfg, err := templating.LoadConfig("testdata/bench.yaml")
-	if err != nil {
-		b.Fatal(err)
-	}
-	st, err := templating.NewMemoryStore(cfg.WatchedResources)
+	st, err := store.NewMemory(testResources)
 	if err != nil {
 		b.Fatal(err)
 	}

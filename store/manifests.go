@@ -1,13 +1,15 @@
-package templating
+package store
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -18,8 +20,8 @@ import (
 // resource is [ResourceForKind] of its kind. Objects no alias watches are
 // skipped. Two objects with the same alias, namespace and name are an
 // error.
-func LoadDir(dir string, resources map[string]WatchedResource) (*MemoryStore, error) {
-	store, err := NewMemoryStore(resources)
+func LoadDir(dir string, resources map[string]WatchedResource) (*Memory, error) {
+	store, err := NewMemory(resources)
 	if err != nil {
 		return nil, err
 	}
@@ -41,7 +43,7 @@ func LoadDir(dir string, resources map[string]WatchedResource) (*MemoryStore, er
 		return nil, fmt.Errorf("load dir %s: %w", dir, err)
 	}
 	sort.Strings(files)
-	aliases := sortedKeys(resources)
+	aliases := slices.Sorted(maps.Keys(resources))
 	seen := map[string]string{}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
@@ -55,7 +57,7 @@ func LoadDir(dir string, resources map[string]WatchedResource) (*MemoryStore, er
 		for i, obj := range objs {
 			apiVersion, _ := obj["apiVersion"].(string)
 			kind, _ := obj["kind"].(string)
-			ns, name, _ := objectMeta(obj)
+			ns, name, _ := ObjectMeta(obj)
 			for _, alias := range aliases {
 				wr := resources[alias]
 				if wr.APIVersion != apiVersion || wr.Resource != ResourceForKind(kind) {
@@ -140,18 +142,18 @@ func splitYAMLDocuments(b []byte) [][]byte {
 	return append(docs, b[doc:])
 }
 
-// normalizeValue converts json.Number and integral float64 values to int64
+// Normalize converts json.Number and integral float64 values to int64
 // (other numbers to float64), recursively, in place where it can.
-func normalizeValue(v any) any {
+func Normalize(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
-			x[k] = normalizeValue(e)
+			x[k] = Normalize(e)
 		}
 		return x
 	case []any:
 		for i, e := range x {
-			x[i] = normalizeValue(e)
+			x[i] = Normalize(e)
 		}
 		return x
 	case json.Number:
@@ -159,7 +161,7 @@ func normalizeValue(v any) any {
 			return n
 		}
 		f, _ := x.Float64()
-		return normalizeValue(f)
+		return Normalize(f)
 	case float64:
 		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
 			return int64(x)
@@ -201,7 +203,7 @@ var knownResources = map[string]string{
 // endpointslices, Endpoints → endpoints, …), otherwise the lower-cased kind
 // plus "es" after s, x, z, ch or sh, "ies" for a consonant then y, and "s"
 // otherwise. Custom resources with irregular plurals are loaded by giving
-// them a regular kind or by feeding a [MemoryStore] directly.
+// them a regular kind or by feeding a [Memory] directly.
 func ResourceForKind(kind string) string {
 	if r, ok := knownResources[kind]; ok {
 		return r

@@ -1,21 +1,11 @@
-package templating
+package store
 
 import (
 	"cmp"
-	"fmt"
 	"maps"
 	"slices"
 	"sync"
 )
-
-// SortedLister is an optional [Store] method: the objects of an alias
-// sorted by an index expression, as [SortObjects] orders them. A store
-// that keeps the result across renders (as [*Snapshot] does) makes
-// .resources.<alias>.ListBy free after the first render; without it the
-// render sorts List once per render and expression.
-type SortedLister interface {
-	ListBy(alias string, expr IndexExpr) []map[string]any
-}
 
 // SortObjects returns objs (in List order: namespace, then name) sorted
 // by the value of expr (compared as strings, see [IndexExpr.Eval]);
@@ -106,7 +96,8 @@ func (c *sortedCache) all() map[string]sortedList {
 	return maps.Clone(c.m)
 }
 
-// ListBy implements [SortedLister]: the first call per alias and
+// ListBy returns the objects of alias sorted as [SortObjects] orders them by
+// expr (templating.SortedStore). The first call per alias and
 // expression sorts; later ones return the same slice until the alias
 // changes, and after a change a result derived from the previous one (the
 // changed objects spliced in), never sorting again. Callers must not
@@ -122,38 +113,7 @@ func (s *Snapshot) ListBy(alias string, expr IndexExpr) []map[string]any {
 	return v.sorted.put(expr.src, sortedList{expr: expr, objs: SortObjects(v.list, expr)})
 }
 
-// ListBy implements [SortedLister] on the current snapshot.
-func (s *MemoryStore) ListBy(alias string, expr IndexExpr) []map[string]any {
+// ListBy returns [Snapshot.ListBy] of the current snapshot.
+func (s *Memory) ListBy(alias string, expr IndexExpr) []map[string]any {
 	return s.Snapshot().ListBy(alias, expr)
 }
-
-// ListBy returns List sorted by the index expression expr (for example
-// "metadata.creationTimestamp" for oldest first), ties in List order, and
-// objects without a value (or with an empty one) last. The result is shared: do not modify it.
-func (x *Resources) ListBy(expr string) ([]map[string]any, error) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if l, ok := x.sorted[expr]; ok {
-		return l, nil
-	}
-	e, err := ParseIndexExpr(expr)
-	if err != nil {
-		return nil, fmt.Errorf("ListBy: %w", err)
-	}
-	var l []map[string]any
-	if sl, ok := x.store.(SortedLister); ok {
-		l = sl.ListBy(x.alias, e)
-	} else {
-		l = SortObjects(x.store.List(x.alias), e)
-	}
-	if x.sorted == nil {
-		x.sorted = map[string][]map[string]any{}
-	}
-	x.sorted[expr] = l
-	return l, nil
-}
-
-var (
-	_ SortedLister = (*Snapshot)(nil)
-	_ SortedLister = (*MemoryStore)(nil)
-)

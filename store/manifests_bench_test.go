@@ -1,9 +1,9 @@
-package templating_test
+package store_test
 
 import (
 	"testing"
 
-	"github.com/haptic-io/haptic/templating"
+	"github.com/haptic-io/haptic/store"
 )
 
 // routeManifest is one route as the propagation benchmark writes it: an
@@ -38,7 +38,7 @@ endpoints:
 func BenchmarkDecodeManifestsRoute(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := templating.DecodeManifests([]byte(routeManifest)); err != nil {
+		if _, err := store.DecodeManifests([]byte(routeManifest)); err != nil {
 			b.Fatal(err)
 		}
 	}

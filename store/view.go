@@ -1,4 +1,4 @@
-package templating
+package store
 
 import (
 	"slices"
@@ -61,13 +61,13 @@ func compareRank(a, b objRank) int {
 
 // listRank ranks obj in List order.
 func listRank(obj map[string]any) objRank {
-	ns, name, _ := objectMeta(obj)
+	ns, name, _ := ObjectMeta(obj)
 	return objRank{ns: ns, name: name}
 }
 
 // exprRank ranks obj in ListBy order for expr, as [SortObjects] does.
 func exprRank(expr IndexExpr, obj map[string]any) objRank {
-	ns, name, _ := objectMeta(obj)
+	ns, name, _ := ObjectMeta(obj)
 	v, ok := expr.Eval(obj)
 	if !ok || v == "" {
 		return objRank{missing: true, ns: ns, name: name}

@@ -1,4 +1,4 @@
-package templating
+package store
 
 import (
 	"fmt"
@@ -100,7 +100,7 @@ func TestCompareRankPutsValuesFirstThenNamespaceAndName(t *testing.T) {
 }
 
 func TestListByResultsAreDerivedWhileAskedForAndDroppedWhenNot(t *testing.T) {
-	st, err := NewMemoryStore(map[string]WatchedResource{"things": {}})
+	st, err := NewMemory(map[string]WatchedResource{"things": {}})
 	if err != nil {
 		t.Fatal(err)
 	}

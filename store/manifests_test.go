@@ -1,4 +1,4 @@
-package templating_test
+package store_test
 
 import (
 	"os"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/haptic-io/haptic/templating"
+	"github.com/haptic-io/haptic/store"
 )
 
 func TestDecodeManifestsSplitsDocumentsAndFlattensLists(t *testing.T) {
@@ -32,7 +32,7 @@ items: [{apiVersion: v1, kind: Service, metadata: {name: d}}]
 ---
 {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "e"}}
 `
-	objs, err := templating.DecodeManifests([]byte(in))
+	objs, err := store.DecodeManifests([]byte(in))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestDecodeManifestsRejectsNonMappings(t *testing.T) {
 		"item scalar":    "kind: List\nitems: [3]",
 	} {
 		t.Run(name, func(t *testing.T) {
-			if _, err := templating.DecodeManifests([]byte(in)); err == nil {
+			if _, err := store.DecodeManifests([]byte(in)); err == nil {
 				t.Errorf("decoded %q", in)
 			}
 		})
@@ -81,8 +81,7 @@ func TestLoadDirReadsManifestsRecursivelyIntoAliases(t *testing.T) {
 	write("sub/b.yml", "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: discovery.k8s.io/v1, kind: EndpointSlice, metadata: {name: e1, namespace: ns, labels: {kubernetes.io/service-name: s1}}}\n")
 	write("sub/c.json", `{"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "i1", "namespace": "ns"}}`)
 	write("notes.txt", "not: [yaml")
-	cfg := configWith(t, "x", "")
-	st, err := templating.LoadDir(dir, cfg.WatchedResources)
+	st, err := store.LoadDir(dir, testResources)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,10 +98,10 @@ func TestLoadDirReadsManifestsRecursivelyIntoAliases(t *testing.T) {
 	}
 
 	write("dup.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: s1, namespace: ns}\n")
-	if _, err := templating.LoadDir(dir, cfg.WatchedResources); err == nil || !strings.Contains(err.Error(), "already loaded from") {
+	if _, err := store.LoadDir(dir, testResources); err == nil || !strings.Contains(err.Error(), "already loaded from") {
 		t.Errorf("duplicate object: %v", err)
 	}
-	if _, err := templating.LoadDir(filepath.Join(dir, "missing"), cfg.WatchedResources); err == nil {
+	if _, err := store.LoadDir(filepath.Join(dir, "missing"), testResources); err == nil {
 		t.Error("missing directory loaded")
 	}
 }
@@ -114,7 +113,7 @@ func TestResourceForKindPluralizesKnownAndRegularKinds(t *testing.T) {
 		"Widget": "widgets", "Box": "boxes", "Policy": "policies", "Gateway": "gateways",
 		"Match": "matches", "Toy": "toys", "": "",
 	} {
-		if got := templating.ResourceForKind(kind); got != want {
+		if got := store.ResourceForKind(kind); got != want {
 			t.Errorf("ResourceForKind(%q) = %q, want %q", kind, got, want)
 		}
 	}

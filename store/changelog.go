@@ -1,4 +1,4 @@
-package templating
+package store
 
 // A view derived from the previous one records what changed between them
 // in its alias's change log, so that a render can ask which objects
@@ -50,38 +50,54 @@ func (st *aliasState) record(changes []entryChange) (*changeLog, []changeEntry) 
 	return st.log, st.log.entries
 }
 
-// changeSet is what changed in an alias between two views: object ids and
-// index keys (old and new values, at every prefix length).
-type changeSet struct {
-	ids, keys map[string]bool
+// ChangeSet is what changed in an alias between two snapshots.
+type ChangeSet struct {
+	// IDs are the changed objects' namespace NUL name.
+	IDs map[string]bool
+	// Keys are their index keys, old and new values, at every prefix
+	// length (the first k indexBy values joined by NUL).
+	Keys map[string]bool
 }
 
-// changedSince returns what changed in alias between prev and s, when s
-// was derived from prev through views of one change log; ok is false
-// otherwise (unrelated snapshots, a rebuild, a full log): then anything
-// may have changed.
-func (s *Snapshot) changedSince(prev *Snapshot, alias string) (cs changeSet, ok bool) {
-	if s == nil || prev == nil {
-		return changeSet{}, false
+// Mark is the position of an alias in one snapshot, for a later
+// [Snapshot.ChangesSince]. It keeps that snapshot's view of the alias
+// alive.
+type Mark struct{ view *aliasView }
+
+// Mark returns the position of alias in s.
+func (s *Snapshot) Mark(alias string) Mark {
+	if s == nil {
+		return Mark{}
 	}
-	cur, old := s.views[alias], prev.views[alias]
-	if cur == nil || old == nil {
-		return changeSet{}, false
+	return Mark{view: s.views[alias]}
+}
+
+// ChangesSince returns what changed in alias between the snapshot that
+// gave m and s, when s was derived from it through views of one change
+// log; ok is false otherwise (unrelated snapshots, a rebuild, a full log):
+// then anything may have changed.
+func (s *Snapshot) ChangesSince(alias string, m Mark) (cs ChangeSet, ok bool) {
+	if s == nil || m.view == nil {
+		return ChangeSet{}, false
+	}
+	cur, old := s.views[alias], m.view
+	if cur == nil {
+		return ChangeSet{}, false
 	}
 	if cur == old {
-		return changeSet{}, true
+		return ChangeSet{}, true
 	}
 	if cur.log == nil || cur.log != old.log || len(old.logged) > len(cur.logged) {
-		return changeSet{}, false
+		return ChangeSet{}, false
 	}
-	cs = changeSet{ids: map[string]bool{}, keys: map[string]bool{}}
+	cs = ChangeSet{IDs: map[string]bool{}, Keys: map[string]bool{}}
 	for _, e := range cur.logged[len(old.logged):] {
-		cs.ids[e.id] = true
+		cs.IDs[e.id] = true
 		for _, k := range e.old {
-			cs.keys[k] = true
+			cs.Keys[k] = true
 		}
 		for _, k := range e.new {
-			cs.keys[k] = true
+			cs.Keys[k] = true
 		}
 	}
 	return cs, true
