@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/haptic-io/haptic/internal/controller/local"
+	"github.com/haptic-io/haptic/internal/propagation"
 )
 
 // benchmarkEchoServersCommand is `haptic benchmark echo-servers`, hidden:
@@ -27,7 +27,7 @@ func benchmarkEchoServersCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return local.RunEchoServers(ctx, c.StringSlice("listen"), c.App.Reader, c.App.Writer)
+			return propagation.RunEchoServers(ctx, c.StringSlice("listen"), c.App.Reader, c.App.Writer)
 		},
 	}
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/haptic-io/haptic/internal/controller/local"
+	"github.com/haptic-io/haptic/internal/propagation"
 )
 
 // benchmarkProbeClientCommand is `haptic benchmark probe-client`, hidden:
@@ -29,7 +29,7 @@ func benchmarkProbeClientCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return local.RunProbeClient(ctx, local.ProbeClientConfig{URL: c.String("url")}, c.App.Reader, c.App.Writer)
+			return propagation.RunProbeClient(ctx, propagation.ProbeClientConfig{URL: c.String("url")}, c.App.Reader, c.App.Writer)
 		},
 	}
 }

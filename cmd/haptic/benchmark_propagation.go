@@ -14,7 +14,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/haptic-io/haptic/internal/controller"
-	"github.com/haptic-io/haptic/internal/controller/local"
+	"github.com/haptic-io/haptic/internal/local"
+	"github.com/haptic-io/haptic/internal/propagation"
 )
 
 // benchmarkPropagationCommand is `haptic benchmark propagation`: how fast
@@ -91,7 +92,7 @@ func benchmarkPropagationCommand() *cli.Command {
 			}
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			res, err := local.RunPropagation(ctx, local.PropagationConfig{
+			res, err := propagation.Run(ctx, propagation.Config{
 				Preload:           c.Int("preload"),
 				CPUProfile:        profiles["cpuprofile"],
 				HeapProfile:       profiles["memprofile"],
@@ -127,7 +128,7 @@ func benchmarkPropagationCommand() *cli.Command {
 
 // printPropagation prints the results beside the references, one
 // "key value" line per number so that scripts can parse them.
-func printPropagation(w io.Writer, r *local.PropagationResult) {
+func printPropagation(w io.Writer, r *propagation.Result) {
 	fmt.Fprintf(w, "haproxy %s\ndebounce_ms %s\ncheck_spacing_ms %s\nworkdir %s\necho_servers %s\n", r.HAProxyVersion, ms(r.Debounce), ms(r.CheckSpacing), r.WorkDir, r.Echo)
 	if p := r.Probe; p != nil {
 		fmt.Fprintf(w, "probe_routes %d\nprobe_preloaded %d\n", p.Routes, p.Preloaded)
@@ -180,7 +181,7 @@ func printPropagation(w io.Writer, r *local.PropagationResult) {
 }
 
 // propagationFailures names the results that must be zero and are not.
-func propagationFailures(r *local.PropagationResult) string {
+func propagationFailures(r *propagation.Result) string {
 	var bad []string
 	if p := r.Probe; p != nil && len(p.Unexpected) > 0 {
 		bad = append(bad, fmt.Sprintf("%d probe answers were neither 404 nor 200", len(p.Unexpected)))

@@ -16,7 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/haptic-io/haptic/internal/controller"
-	"github.com/haptic-io/haptic/internal/controller/local"
+	"github.com/haptic-io/haptic/internal/local"
 	"github.com/haptic-io/haptic/store"
 	"github.com/haptic-io/haptic/templating"
 )

@@ -1,4 +1,4 @@
-package local
+package echo
 
 import (
 	"context"
@@ -11,22 +11,22 @@ import (
 	"time"
 )
 
-// echoServers are tiny HTTP servers a demo routes to. Each answers every
-// request with 200, header "X-Echo: <addr>" and the body "echo <addr>
-// <method> <host><path>\n".
-type echoServers struct {
+// Servers are tiny HTTP servers a demo or a benchmark routes to. Each
+// answers every request with 200, header "X-Echo: <addr>" and the body
+// "echo <addr> <method> <host><path>\n".
+type Servers struct {
 	servers   []*http.Server
 	listeners []string // the servers' addresses
 	wg        sync.WaitGroup
 }
 
-// startEcho listens on every address and serves until close.
-func startEcho(addrs []string) (*echoServers, error) {
-	e := &echoServers{}
+// Start listens on every address and serves until [Servers.Close].
+func Start(addrs []string) (*Servers, error) {
+	e := &Servers{}
 	for _, addr := range addrs {
 		l, err := net.Listen("tcp", addr)
 		if err != nil {
-			e.close()
+			e.Close()
 			return nil, fmt.Errorf("echo server: %w", err)
 		}
 		name := l.Addr().String()
@@ -50,7 +50,9 @@ func startEcho(addrs []string) (*echoServers, error) {
 	return e, nil
 }
 
-func (e *echoServers) close() {
+// Close shuts the servers down (waiting up to 2 s for requests in flight)
+// and waits for them.
+func (e *Servers) Close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	for _, s := range e.servers {
@@ -61,8 +63,8 @@ func (e *echoServers) close() {
 	e.wg.Wait()
 }
 
-// addrs returns the addresses the servers listen on.
-func (e *echoServers) addrs() []string {
+// Addrs returns the addresses the servers listen on; nil for nil Servers.
+func (e *Servers) Addrs() []string {
 	if e == nil {
 		return nil
 	}

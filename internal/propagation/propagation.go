@@ -1,4 +1,4 @@
-package local
+package propagation
 
 import (
 	"context"
@@ -18,12 +18,14 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/haptic-io/haptic/internal/echo"
+	"github.com/haptic-io/haptic/internal/local"
 	"github.com/haptic-io/haptic/libraries"
 	"github.com/haptic-io/haptic/templating"
 )
 
-// PropagationConfig configures [RunPropagation].
-type PropagationConfig struct {
+// Config configures [Run].
+type Config struct {
 	// HAProxy is the haproxy binary. Required.
 	HAProxy string
 	// Routes is how many routes the probe creates, one at a time; zero
@@ -39,7 +41,7 @@ type PropagationConfig struct {
 	// the next write, so that every route is a leading edge: an isolated
 	// change.
 	Debounce time.Duration
-	// MinReloadInterval is the agent's reload pacing (see [Config]);
+	// MinReloadInterval is the agent's reload pacing (see [local.Config]);
 	// negative means none.
 	MinReloadInterval time.Duration
 	// ProbeCommand, when set, returns the argv of a probe client
@@ -73,7 +75,7 @@ type PropagationConfig struct {
 	// Local carries local mode's other settings (Log, HAProxyOutput,
 	// WorkDir); the benchmark sets the resources, addresses, libraries,
 	// debounce, pacing and registry itself.
-	Local Config
+	Local local.Config
 }
 
 // Answer is one HTTP answer (or transport error) that a scenario did not
@@ -140,8 +142,8 @@ func (r ProbeResult) MediansByTenth() []time.Duration {
 	return out
 }
 
-// Where the probe polled from (see [PropagationConfig.ProbeCommand]) and
-// where the echo servers ran (see [PropagationConfig.EchoCommand]).
+// Where the probe polled from (see [Config.ProbeCommand]) and
+// where the echo servers ran (see [Config.EchoCommand]).
 const (
 	InChildProcess = "process"
 	InThisProcess  = "goroutine"
@@ -160,8 +162,8 @@ type RouteChangeResult struct {
 	Reloads int
 }
 
-// PropagationResult is what [RunPropagation] measured.
-type PropagationResult struct {
+// Result is what [Run] measured.
+type Result struct {
 	HAProxyVersion string
 	// WorkDir is where HAProxy's tree and the agent's state lived.
 	WorkDir  string
@@ -175,10 +177,10 @@ type PropagationResult struct {
 	RouteChange *RouteChangeResult
 }
 
-// RunPropagation starts local mode on real HAProxy with the stock
+// Run starts local mode on real HAProxy with the stock
 // libraries and two echo servers, then runs the probe and the
 // route-change scenario against it, and stops everything.
-func RunPropagation(ctx context.Context, cfg PropagationConfig) (*PropagationResult, error) {
+func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.HAProxy == "" {
 		return nil, errors.New("propagation: HAProxy is required")
 	}
@@ -211,12 +213,12 @@ func RunPropagation(ctx context.Context, cfg PropagationConfig) (*PropagationRes
 		defer func() { _ = c.close() }()
 		echoAddrs, echoWhere = addrs, InChildProcess
 	} else {
-		echoes, err := startEcho(echoListen)
+		echoes, err := echo.Start(echoListen)
 		if err != nil {
 			return nil, err
 		}
-		defer echoes.close()
-		echoAddrs = echoes.addrs()
+		defer echoes.Close()
+		echoAddrs = echoes.Addrs()
 	}
 	// Two Services, one per echo server, for the routes to point at.
 	for i, addr := range echoAddrs {
@@ -244,20 +246,20 @@ func RunPropagation(ctx context.Context, cfg PropagationConfig) (*PropagationRes
 	lc.Resources, lc.HAProxy, lc.Listen, lc.StatsListen = resources, cfg.HAProxy, listen, stats
 	lc.Debounce, lc.MinReloadInterval = cfg.Debounce, cfg.MinReloadInterval
 	lc.Registry = prometheus.NewRegistry()
-	ready := make(chan Info, 1)
-	lc.Ready = func(i Info) { ready <- i }
+	ready := make(chan local.Info, 1)
+	lc.Ready = func(i local.Info) { ready <- i }
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	runErr := make(chan error, 1)
-	go func() { runErr <- Run(ctx, lc) }()
+	go func() { runErr <- local.Run(ctx, lc) }()
 	defer func() {
 		cancel()
 		if err := <-runErr; err != nil && lc.Log != nil {
 			lc.Log.Warn("local mode stopped with an error", "error", err)
 		}
 	}()
-	var info Info
+	var info local.Info
 	select {
 	case info = <-ready:
 	case err := <-runErr:
@@ -269,7 +271,7 @@ func RunPropagation(ctx context.Context, cfg PropagationConfig) (*PropagationRes
 	if err := b.waitApplied(ctx, 30*time.Second); err != nil {
 		return nil, err
 	}
-	res := &PropagationResult{HAProxyVersion: info.HAProxyVersion, Debounce: cfg.Debounce, CheckSpacing: lc.CheckSpacing, WorkDir: lc.WorkDir, Echo: echoWhere}
+	res := &Result{HAProxyVersion: info.HAProxyVersion, Debounce: cfg.Debounce, CheckSpacing: lc.CheckSpacing, WorkDir: lc.WorkDir, Echo: echoWhere}
 	if res.WorkDir == "" {
 		res.WorkDir = "(temporary, under " + os.TempDir() + ")"
 	}
@@ -305,10 +307,10 @@ func RunPropagation(ctx context.Context, cfg PropagationConfig) (*PropagationRes
 }
 
 type bench struct {
-	cfg       PropagationConfig
+	cfg       Config
 	resources string
 	url       string
-	info      Info
+	info      local.Info
 	reg       *prometheus.Registry
 	echoes    []string
 }
@@ -318,7 +320,7 @@ func (b *bench) waitApplied(ctx context.Context, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for {
 		s := b.info.Loop.Status()
-		if s.PlanID != "" && s.Pods[PodName] == s.PlanID {
+		if s.PlanID != "" && s.Pods[local.PodName] == s.PlanID {
 			return nil
 		}
 		if time.Now().After(deadline) {
@@ -523,17 +525,6 @@ func (b *bench) waitFor200(ctx context.Context, host string) error {
 		}
 		time.Sleep(time.Millisecond)
 	}
-}
-
-// versionOf extracts "3.4.7-1" from HAProxy's version line.
-func versionOf(line string) string {
-	f := strings.Fields(line)
-	for i, w := range f {
-		if w == "version" && i+1 < len(f) {
-			return f[i+1]
-		}
-	}
-	return line
 }
 
 // benchClient keeps connections alive, as a real client would.

@@ -1,4 +1,4 @@
-package local
+package propagation
 
 import (
 	"context"
@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+
+	"github.com/haptic-io/haptic/internal/echo"
 )
 
 // RunEchoServers serves echo servers on addrs ("127.0.0.1:0" picks a
 // port), the same as [Config.Echo] starts, in a process of its own:
-// [RunPropagation] runs it (`haptic benchmark echo-servers`) so that its
+// [Run] runs it (`haptic benchmark echo-servers`) so that its
 // busy goroutines do not delay the backends' answers. Once the servers
 // listen it writes one JSON line to out,
 // {"event":"listening","echo":["127.0.0.1:PORT",...]}, in the order of
@@ -21,12 +23,12 @@ func RunEchoServers(ctx context.Context, addrs []string, in io.Reader, out io.Wr
 	if len(addrs) == 0 {
 		return fmt.Errorf("echo servers: no address")
 	}
-	e, err := startEcho(addrs)
+	e, err := echo.Start(addrs)
 	if err != nil {
 		return err
 	}
-	defer e.close()
-	if err := json.NewEncoder(out).Encode(echoEvent{Event: eventListening, Echo: e.addrs()}); err != nil {
+	defer e.Close()
+	if err := json.NewEncoder(out).Encode(echoEvent{Event: eventListening, Echo: e.Addrs()}); err != nil {
 		return fmt.Errorf("echo servers: write: %w", err)
 	}
 	done := make(chan error, 1)
@@ -75,7 +77,7 @@ func decodeEchoEvent(line []byte, n int) ([]string, error) {
 	return ev.Echo, nil
 }
 
-// startEchoProcess runs argv (see [PropagationConfig.EchoCommand]), which
+// startEchoProcess runs argv (see [Config.EchoCommand]), which
 // starts n echo servers, and returns it and the servers' addresses.
 func startEchoProcess(ctx context.Context, argv []string, n int) (*child, []string, error) {
 	c, err := startChild(ctx, "echo servers", argv)

@@ -10,14 +10,8 @@
 // stays in use. Optional echo servers ([Config.Echo]) give a demo
 // something to route to.
 //
-// [RunPropagation] is `haptic benchmark propagation`: it runs local mode
-// and times route adds and route changes against it. Its poller and its
-// echo backends run as goroutines or, with [PropagationConfig.ProbeCommand]
-// and [PropagationConfig.EchoCommand], as child processes running
-// [RunProbeClient] (`haptic benchmark probe-client`: hosts on stdin, JSON
-// lines on stdout) and [RunEchoServers] (`haptic benchmark echo-servers`),
-// so that local mode's busy goroutines delay neither the poller's timers
-// nor the backends' answers.
+// `haptic benchmark propagation` (package internal/propagation) runs
+// local mode through [Run] and times route changes against it.
 //
 // # I/O and concurrency
 //
@@ -25,8 +19,5 @@
 // listens on loopback TCP ports and unix sockets. It blocks until ctx
 // ends, then stops everything it started (HAProxy and its workers
 // included) before it returns. Everything listens on the addresses the
-// Config names; the defaults are loopback. RunPropagation waits for the
-// child processes it starts (killing one that does not exit within 5 s of
-// its stdin's end, or when ctx ends) before it returns. RunProbeClient
-// sends HTTP requests to its URL only; RunEchoServers listens where told.
+// Config names; the defaults are loopback.
 package local

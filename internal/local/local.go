@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/haptic-io/haptic/agentapi"
 	"github.com/haptic-io/haptic/internal/agent"
 	"github.com/haptic-io/haptic/internal/controller"
+	"github.com/haptic-io/haptic/internal/echo"
 	"github.com/haptic-io/haptic/rendergate"
 	"github.com/haptic-io/haptic/renderplan"
 	"github.com/haptic-io/haptic/templating"
@@ -194,12 +196,12 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		return err
 	}
 
-	var echo *echoServers
+	var echoes *echo.Servers
 	if len(cfg.Echo) > 0 {
-		if echo, err = startEcho(cfg.Echo); err != nil {
+		if echoes, err = echo.Start(cfg.Echo); err != nil {
 			return err
 		}
-		defer echo.close()
+		defer echoes.Close()
 	}
 
 	// HAProxy on its bootstrap configuration, under supervision.
@@ -301,7 +303,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if cfg.Ready != nil {
 		cfg.Ready(Info{
 			HTTPAddr: cfg.Listen, MetricsAddr: metricsAddr, AgentURL: agentURL, HAProxyVersion: versionOf(checker.Version()),
-			BaseDir: p.base, Echo: echo.addrs(), Loop: loop, Agent: client,
+			BaseDir: p.base, Echo: echoes.Addrs(), Loop: loop, Agent: client,
 		})
 	}
 	log.Info("local mode serving", "http", cfg.Listen, "metrics", metricsAddr, "haproxy", versionOf(checker.Version()), "base_dir", p.base, "resources", cfg.Resources)
@@ -444,4 +446,15 @@ func newToken() (agentapi.Token, error) {
 		return "", fmt.Errorf("local: token: %w", err)
 	}
 	return agentapi.ParseToken(hex.EncodeToString(b))
+}
+
+// versionOf extracts "3.4.7-1" from HAProxy's version line.
+func versionOf(line string) string {
+	f := strings.Fields(line)
+	for i, w := range f {
+		if w == "version" && i+1 < len(f) {
+			return f[i+1]
+		}
+	}
+	return line
 }

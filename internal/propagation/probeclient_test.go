@@ -1,4 +1,4 @@
-package local_test
+package propagation_test
 
 import (
 	"bufio"
@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/haptic-io/haptic/internal/controller/local"
+	"github.com/haptic-io/haptic/internal/propagation"
 )
 
 // routeServer answers 404 for a host until ready(host), then 200; the
@@ -66,7 +66,7 @@ type probeEvent struct {
 	} `json:"unexpected"`
 }
 
-// probeClient runs local.RunProbeClient on pipes.
+// probeClient runs propagation.RunProbeClient on pipes.
 type probeClient struct {
 	t     *testing.T
 	stdin *io.PipeWriter
@@ -74,14 +74,14 @@ type probeClient struct {
 	done  chan error
 }
 
-func startProbeClient(t *testing.T, cfg local.ProbeClientConfig) *probeClient {
+func startProbeClient(t *testing.T, cfg propagation.ProbeClientConfig) *probeClient {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &probeClient{t: t, stdin: inW, out: bufio.NewScanner(outR), done: make(chan error, 1)}
 	go func() {
-		err := local.RunProbeClient(ctx, cfg, inR, outW)
+		err := propagation.RunProbeClient(ctx, cfg, inR, outW)
 		_ = outW.CloseWithError(io.EOF)
 		c.done <- err
 	}()
@@ -117,7 +117,7 @@ func TestProbeClientReportsTheFirst200AndTheUnexpectedAnswersBefore(t *testing.T
 	srv := &routeServer{ready: map[string]bool{}, requests: map[string]int{}}
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
-	c := startProbeClient(t, local.ProbeClientConfig{URL: ts.URL})
+	c := startProbeClient(t, propagation.ProbeClientConfig{URL: ts.URL})
 
 	for _, host := range []string{"a.test", "b.test"} {
 		c.send(host)
@@ -160,7 +160,7 @@ func TestProbeClientReportsTransportErrorsAndGivesUpAfterItsLimit(t *testing.T) 
 	ts := httptest.NewServer(http.NotFoundHandler())
 	url := ts.URL
 	ts.Close() // nothing listens there any more: every request fails
-	c := startProbeClient(t, local.ProbeClientConfig{URL: url, Limit: 20 * time.Millisecond})
+	c := startProbeClient(t, propagation.ProbeClientConfig{URL: url, Limit: 20 * time.Millisecond})
 	c.send("gone.test")
 	if ev := c.next(); ev.Event != "polling" {
 		t.Fatalf("first line %+v, want polling", ev)
@@ -184,7 +184,7 @@ func TestProbeClientReportsTransportErrorsAndGivesUpAfterItsLimit(t *testing.T) 
 }
 
 func TestProbeClientRejectsAHostThatCannotBeAHostHeader(t *testing.T) {
-	c := startProbeClient(t, local.ProbeClientConfig{URL: "http://127.0.0.1:1"})
+	c := startProbeClient(t, propagation.ProbeClientConfig{URL: "http://127.0.0.1:1"})
 	go func() { _, _ = io.WriteString(c.stdin, "two words\n") }()
 	err := <-c.done
 	if err == nil || !strings.Contains(err.Error(), `"two words"`) {
@@ -200,7 +200,7 @@ func TestProbeClientStopsWhenItsContextEnds(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	var out safeBuffer
-	go func() { done <- local.RunProbeClient(ctx, local.ProbeClientConfig{URL: ts.URL}, inR, &out) }()
+	go func() { done <- propagation.RunProbeClient(ctx, propagation.ProbeClientConfig{URL: ts.URL}, inR, &out) }()
 	if _, err := io.WriteString(inW, "never.test\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func TestProbeClientStopsWhenItsContextEnds(t *testing.T) {
 }
 
 func TestProbeClientRequiresAURL(t *testing.T) {
-	err := local.RunProbeClient(context.Background(), local.ProbeClientConfig{}, strings.NewReader("a.test\n"), io.Discard)
+	err := propagation.RunProbeClient(context.Background(), propagation.ProbeClientConfig{}, strings.NewReader("a.test\n"), io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "URL is required") {
 		t.Errorf("error %v, want URL is required", err)
 	}

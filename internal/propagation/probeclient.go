@@ -1,4 +1,4 @@
-package local
+package propagation
 
 import (
 	"bufio"
@@ -30,7 +30,7 @@ type ProbeClientConfig struct {
 // controller's goroutines cannot delay its timers.
 //
 // It reads one host per line from in (empty lines are skipped) and polls
-// each, one after the other, as [RunPropagation]'s in-process poller does:
+// each, one after the other, as [Run]'s in-process poller does:
 // a 404 means "not routed yet", a 200 ends the host, any other status and
 // every transport error is an unexpected answer. It writes JSON lines to
 // out: {"event":"polling",...} once the host's first answer came back

@@ -2,7 +2,6 @@ package local_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -13,46 +12,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/haptic-io/haptic/internal/controller/local"
 	"github.com/haptic-io/haptic/internal/haproxytest"
+	"github.com/haptic-io/haptic/internal/local"
 	"github.com/haptic-io/haptic/libraries"
 	"github.com/haptic-io/haptic/templating"
 )
-
-// TestMain lets the test binary act as the benchmark's child processes
-// when its first argument names one (go test never passes such an
-// argument), so that tests can run them: "probe-client --url URL" runs
-// [local.RunProbeClient], "echo-servers --listen ADDR…" runs
-// [local.RunEchoServers].
-func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && (os.Args[1] == "probe-client" || os.Args[1] == "echo-servers") {
-		os.Exit(actAsChild(os.Args[1], os.Args[2:]))
-	}
-	os.Exit(m.Run())
-}
-
-// actAsChild runs the child process name on stdin and stdout and returns
-// the exit code.
-func actAsChild(name string, args []string) int {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	url := fs.String("url", "", "base URL")
-	var listen []string
-	fs.Func("listen", "echo server address", func(s string) error { listen = append(listen, s); return nil })
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	var err error
-	if name == "probe-client" {
-		err = local.RunProbeClient(context.Background(), local.ProbeClientConfig{URL: *url}, os.Stdin, os.Stdout)
-	} else {
-		err = local.RunEchoServers(context.Background(), listen, os.Stdin, os.Stdout)
-	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
-		return 1
-	}
-	return 0
-}
 
 // waitTimeout bounds every wait for local mode to do something; it guards
 // against hangs and is never an assertion on speed.

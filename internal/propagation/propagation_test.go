@@ -1,4 +1,4 @@
-package local_test
+package propagation_test
 
 import (
 	"bytes"
@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/haptic-io/haptic/internal/controller/local"
 	"github.com/haptic-io/haptic/internal/haproxytest"
+	"github.com/haptic-io/haptic/internal/local"
+	"github.com/haptic-io/haptic/internal/propagation"
 )
 
 // children are the argv builders of the benchmark's child processes, run
@@ -42,12 +43,12 @@ func childCommands(t *testing.T) children {
 
 // runPropagation runs the probe (3 routes) and, with flips, the
 // routechange scenario on HAProxy 3.4.
-func runPropagation(t *testing.T, c children, flips int) (*local.PropagationResult, error) {
+func runPropagation(t *testing.T, c children, flips int) (*propagation.Result, error) {
 	t.Helper()
 	bin := haproxytest.Binary(t, "3.4")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*waitTimeout)
 	defer cancel()
-	return local.RunPropagation(ctx, local.PropagationConfig{
+	return propagation.Run(ctx, propagation.Config{
 		HAProxy:           bin,
 		Routes:            3,
 		Flips:             flips,
@@ -69,13 +70,13 @@ func TestPropagationTimesEveryRouteFromWriteTo200AndFlipsWithoutErrors(t *testin
 		children func(t *testing.T) children
 		where    string
 	}{
-		{"with the probe client and echo servers as child processes", childCommands, local.InChildProcess},
-		{"with everything in process", func(*testing.T) children { return children{} }, local.InThisProcess},
+		{"with the probe client and echo servers as child processes", childCommands, propagation.InChildProcess},
+		{"with everything in process", func(*testing.T) children { return children{} }, propagation.InThisProcess},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := runPropagation(t, tc.children(t), 2)
 			if err != nil {
-				t.Fatalf("RunPropagation: %v", err)
+				t.Fatalf("Run: %v", err)
 			}
 			if res.Echo != tc.where {
 				t.Errorf("echo servers ran in %q, want %q", res.Echo, tc.where)
@@ -126,7 +127,7 @@ func TestPropagationPreloadsRoutesAndProfilesTheProbe(t *testing.T) {
 	defer cancel()
 	c := childCommands(t)
 	var profile, heapProfile bytes.Buffer
-	res, err := local.RunPropagation(ctx, local.PropagationConfig{
+	res, err := propagation.Run(ctx, propagation.Config{
 		HAProxy:           bin,
 		Preload:           20,
 		Routes:            2,
@@ -143,7 +144,7 @@ func TestPropagationPreloadsRoutesAndProfilesTheProbe(t *testing.T) {
 		},
 	})
 	if err != nil {
-		t.Fatalf("RunPropagation: %v", err)
+		t.Fatalf("Run: %v", err)
 	}
 	p := res.Probe
 	if p == nil || p.Preloaded != 20 || len(p.Latencies) != 2 {
@@ -190,7 +191,7 @@ func TestPropagationFailsWhenTheEchoServersCannotListen(t *testing.T) {
 }
 
 func TestMediansByTenthFollowWriteOrder(t *testing.T) {
-	var r local.ProbeResult
+	var r propagation.ProbeResult
 	if got := r.MediansByTenth(); got != nil {
 		t.Errorf("no routes: %v, want nil", got)
 	}

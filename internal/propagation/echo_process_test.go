@@ -1,4 +1,4 @@
-package local_test
+package propagation_test
 
 import (
 	"bufio"
@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/haptic-io/haptic/internal/controller/local"
 	"github.com/haptic-io/haptic/internal/haproxytest"
+	"github.com/haptic-io/haptic/internal/propagation"
 )
 
 func TestEchoServersAnnounceTheirAddressesAndServeUntilStdinEnds(t *testing.T) {
@@ -18,7 +18,7 @@ func TestEchoServersAnnounceTheirAddressesAndServeUntilStdinEnds(t *testing.T) {
 	t.Cleanup(func() { _ = inW.Close(); _ = outR.Close() })
 	done := make(chan error, 1)
 	go func() {
-		done <- local.RunEchoServers(context.Background(), []string{"127.0.0.1:0", "127.0.0.1:0"}, inR, outW)
+		done <- propagation.RunEchoServers(context.Background(), []string{"127.0.0.1:0", "127.0.0.1:0"}, inR, outW)
 		_ = outW.Close()
 	}()
 	sc := bufio.NewScanner(outR)
@@ -53,7 +53,7 @@ func TestEchoServersStopWhenTheirContextEnds(t *testing.T) {
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- local.RunEchoServers(ctx, []string{"127.0.0.1:0"}, inR, outW) }()
+	go func() { done <- propagation.RunEchoServers(ctx, []string{"127.0.0.1:0"}, inR, outW) }()
 	if !bufio.NewScanner(outR).Scan() {
 		t.Fatal("no listening line")
 	}
@@ -64,7 +64,7 @@ func TestEchoServersStopWhenTheirContextEnds(t *testing.T) {
 }
 
 func TestEchoServersNeedAnAddress(t *testing.T) {
-	if err := local.RunEchoServers(context.Background(), nil, strings.NewReader(""), io.Discard); err == nil {
+	if err := propagation.RunEchoServers(context.Background(), nil, strings.NewReader(""), io.Discard); err == nil {
 		t.Error("no error without an address")
 	}
 }
