@@ -29,6 +29,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			diffCommand(),
 			agentCommand(),
 			localCommand(),
+			controllerCommand(),
 		},
 		Writer:    stdout,
 		ErrWriter: stderr,

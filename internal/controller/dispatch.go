@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-multierror"
@@ -67,7 +68,7 @@ func (r PodResult) modeLabel() string {
 // and a reload, a fence NACK re-reads the state once. It is safe for
 // concurrent use; pods are deployed in parallel.
 type dispatcher struct {
-	fence  uint64
+	fence  atomic.Uint64 // the token of every apply; raised by a new leader term
 	maxOps int
 	plans  *planMemory
 	log    *slog.Logger
@@ -88,7 +89,37 @@ type sentOutput struct {
 }
 
 func newDispatcher(fence uint64, maxOps int, log *slog.Logger, m *metrics) *dispatcher {
-	return &dispatcher{fence: fence, maxOps: maxOps, plans: newPlanMemory(0), log: log, m: m, applied: map[string]string{}, sent: map[string]sentOutput{}}
+	d := &dispatcher{maxOps: maxOps, plans: newPlanMemory(0), log: log, m: m, applied: map[string]string{}, sent: map[string]sentOutput{}}
+	d.fence.Store(fence)
+	return d
+}
+
+// forget drops what the dispatcher knows of pods that are not among
+// targets (a pod deleted, or scaled away).
+func (d *dispatcher) forget(targets []Target) {
+	keep := make(map[string]bool, len(targets))
+	for _, t := range targets {
+		keep[t.Name] = true
+	}
+	d.mu.Lock()
+	var gone []string
+	for pod := range d.applied {
+		if !keep[pod] {
+			gone = append(gone, pod)
+		}
+	}
+	for pod := range d.sent {
+		if !keep[pod] {
+			delete(d.sent, pod)
+		}
+	}
+	d.mu.Unlock()
+	for _, pod := range gone {
+		d.setApplied(pod, "")
+		d.mu.Lock()
+		delete(d.applied, pod)
+		d.mu.Unlock()
+	}
 }
 
 // prefetched is a target's state read ahead of the render and, once
@@ -164,6 +195,7 @@ func (d *dispatcher) diffAhead(out *renderplan.Output, pre map[string]prefetched
 // read ahead (may be nil or miss targets).
 func (d *dispatcher) dispatch(ctx context.Context, targets []Target, out *renderplan.Output, id string, pre map[string]prefetched) ([]PodResult, error) {
 	d.plans.add(id, out.Plan)
+	d.forget(targets)
 	return d.each(targets, func(t Target) PodResult {
 		var p *prefetched
 		if v, ok := pre[t.Name]; ok {
@@ -357,7 +389,7 @@ func (d *dispatcher) deploy(ctx context.Context, t Target, out *renderplan.Outpu
 		req := &agentapi.ApplyRequest{
 			PlanID:         id,
 			ExpectedPlanID: st.AppliedPlanID,
-			Fence:          d.fence,
+			Fence:          d.fence.Load(),
 			Mode:           agentapi.ModeAuto,
 			Verdict:        dec.Verdict,
 			Files:          dec.Files,
@@ -381,7 +413,7 @@ func (d *dispatcher) deploy(ctx context.Context, t Target, out *renderplan.Outpu
 			d.log.Warn("agent refused the apply as unsupported: sending the full state and a reload", "pod", t.Name, "plan_id", id, "error", err)
 			full := &agentapi.ApplyRequest{
 				PlanID:  id,
-				Fence:   d.fence,
+				Fence:   d.fence.Load(),
 				Mode:    agentapi.ModeReload,
 				Verdict: agentapi.VerdictReload,
 				Files:   out.Plan.Files,
@@ -439,12 +471,12 @@ func (d *dispatcher) revertOne(ctx context.Context, t Target, refused string, go
 		r.Err = &stateError{err}
 		return r
 	}
-	req := &agentapi.ApplyRequest{Fence: d.fence, Mode: agentapi.ModeRevertLKG}
+	req := &agentapi.ApplyRequest{Fence: d.fence.Load(), Mode: agentapi.ModeRevertLKG}
 	if good != nil && (st.LastKnownGoodPlanID == "" || st.LastKnownGoodPlanID == refused) {
 		d.plans.add(goodID, good.Plan)
 		req = &agentapi.ApplyRequest{
 			PlanID:  goodID,
-			Fence:   d.fence,
+			Fence:   d.fence.Load(),
 			Mode:    agentapi.ModeReload,
 			Verdict: agentapi.VerdictReload,
 			Files:   good.Plan.Files,

@@ -66,8 +66,15 @@ type Config struct {
 	// Local mode passes [DefaultDebounceInterval].
 	Debounce DebounceConfig
 	// Fence is the controller's fencing token sent with every apply (in
-	// Kubernetes, the leader's term). Zero means 1.
+	// Kubernetes, the leader's term; [Loop.SetFence] raises it). Zero
+	// means 1.
 	Fence uint64
+	// Active reports whether this loop may validate and dispatch (in
+	// Kubernetes: whether it leads). An inactive loop keeps its store and
+	// renders, so that it serves at once when it becomes active; it sends
+	// nothing. Nil means always active. Call [Loop.Trigger] when it
+	// changes.
+	Active func() bool
 	// MaxOps bounds the runtime ops of one apply; zero means
 	// deployplan.DefaultMaxOps.
 	MaxOps int
@@ -224,6 +231,11 @@ func (l *Loop) SetEngine(e *templating.Engine) {
 	l.mu.Unlock()
 	l.Trigger()
 }
+
+// SetFence sets the fencing token of the applies from now on. A new
+// leader raises it, so that the agents refuse the late applies of a
+// deposed one.
+func (l *Loop) SetFence(token uint64) { l.disp.fence.Store(token) }
 
 // Trigger asks for a reconciliation although no object changed (new
 // pods, a new engine). It never blocks.
@@ -453,6 +465,11 @@ func (l *Loop) reconcile(ctx context.Context) {
 	l.disp.diffAhead(out, pre)
 	id := out.ID()
 	l.setStatus(func(s *Status) { s.Reconciliations++; s.PlanID = id; s.Problems = problems })
+	if l.cfg.Active != nil && !l.cfg.Active() {
+		l.log.Debug("not active: rendered, nothing dispatched", "plan_id", id)
+		l.failing = false
+		return
+	}
 
 	adm := l.gate.Admit(id)
 	if !adm.Dispatch {

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/haptic-io/haptic/agentapi"
+	"github.com/haptic-io/haptic/internal/cluster"
+	"github.com/haptic-io/haptic/internal/controller"
+)
+
+func controllerCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "controller",
+		Usage: "run the controller in a Kubernetes cluster",
+		Description: "Watches one HAProxyTemplateConfig (haproxy-haptic.org/v1alpha1) and the resources it names, renders\n" +
+			"them, and deploys each plan to the agents of the HAProxy pods its podSelector finds. With\n" +
+			"--leader-elect (the default) only the holder of the Lease dispatches and writes status; the\n" +
+			"other replicas render warm. Uses the in-cluster config, or --kubeconfig.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "kubeconfig", Usage: "kubeconfig file (default: in-cluster config, else $KUBECONFIG)", EnvVars: []string{"KUBECONFIG"}},
+			&cli.StringFlag{Name: "namespace", Usage: "namespace of the HAProxyTemplateConfig (default: the pod's, from POD_NAMESPACE)", EnvVars: []string{"HAPTIC_NAMESPACE", "POD_NAMESPACE"}},
+			&cli.StringFlag{Name: "config-name", Value: "haptic", Usage: "name of the HAProxyTemplateConfig", EnvVars: []string{"HAPTIC_CONFIG_NAME"}},
+			&cli.StringFlag{Name: "identity", Usage: "this replica's name in the Lease (default: the pod name from POD_NAME, else the host name)", EnvVars: []string{"HAPTIC_IDENTITY", "POD_NAME"}},
+			&cli.StringFlag{Name: "haproxy", Value: "haproxy", Usage: "haproxy binary for the config-load and render gates (haproxy -c)", EnvVars: []string{"HAPTIC_HAPROXY_BINARY"}},
+			&cli.StringFlag{Name: "scratch-dir", Usage: "directory of the gates' check trees (default: the system's temporary directory)", EnvVars: []string{"HAPTIC_SCRATCH_DIR"}},
+			&cli.StringFlag{Name: "agent-token-file", Usage: "file holding the agents' bearer token (default: the config's agent.tokenSecretRef)", EnvVars: []string{"HAPTIC_AGENT_TOKEN_FILE"}},
+			&cli.BoolFlag{Name: "leader-elect", Value: true, Usage: "elect a leader through a Lease (false: this replica leads alone)", EnvVars: []string{"HAPTIC_LEADER_ELECT"}},
+			&cli.StringFlag{Name: "lease-name", Usage: "name of the Lease (default: haptic-<config-name>)", EnvVars: []string{"HAPTIC_LEASE_NAME"}},
+			&cli.DurationFlag{Name: "lease-duration", Value: cluster.DefaultLeaseDuration, Usage: "how long a leader's term lasts without renewal", EnvVars: []string{"HAPTIC_LEASE_DURATION"}},
+			&cli.DurationFlag{Name: "renew-deadline", Value: cluster.DefaultRenewDeadline, Usage: "how long the leader retries a renewal before it steps down", EnvVars: []string{"HAPTIC_RENEW_DEADLINE"}},
+			&cli.DurationFlag{Name: "retry-period", Value: cluster.DefaultRetryPeriod, Usage: "how often a candidate tries the Lease", EnvVars: []string{"HAPTIC_RETRY_PERIOD"}},
+			&cli.StringFlag{Name: "listen", Value: ":9180", Usage: "address of /healthz, /readyz and /metrics", EnvVars: []string{"HAPTIC_LISTEN"}},
+			&cli.DurationFlag{Name: "debounce", Value: 0, Usage: "extra batching holdoff between reconciliations (0: none)", EnvVars: []string{"HAPTIC_DEBOUNCE"}},
+			&cli.DurationFlag{Name: "check-spacing", Value: controller.DefaultCheckSpacing, Usage: "least time between two background haproxy -c checks", EnvVars: []string{"HAPTIC_CHECK_SPACING"}},
+			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", EnvVars: []string{"HAPTIC_LOG_LEVEL"}},
+		},
+		Action: func(c *cli.Context) error {
+			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			cfg, err := controllerConfig(c)
+			if err != nil {
+				return cli.Exit(err.Error(), 2)
+			}
+			return cluster.Run(ctx, cfg)
+		},
+	}
+}
+
+func controllerConfig(c *cli.Context) (cluster.Config, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
+		return cluster.Config{}, fmt.Errorf("--log-level: %w", err)
+	}
+	log := slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level}))
+	rc, err := restConfig(c.String("kubeconfig"))
+	if err != nil {
+		return cluster.Config{}, err
+	}
+	ns := c.String("namespace")
+	if ns == "" {
+		if b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil {
+			ns = strings.TrimSpace(string(b))
+		}
+	}
+	if ns == "" {
+		return cluster.Config{}, fmt.Errorf("--namespace: required outside a pod")
+	}
+	id := c.String("identity")
+	if id == "" {
+		if id, err = os.Hostname(); err != nil {
+			return cluster.Config{}, fmt.Errorf("--identity: %w", err)
+		}
+	}
+	var token agentapi.Token
+	if f := c.String("agent-token-file"); f != "" {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return cluster.Config{}, fmt.Errorf("--agent-token-file: %w", err)
+		}
+		token = agentapi.Token(strings.TrimSpace(string(b)))
+	}
+	rc.UserAgent = "haptic-controller"
+	rc.QPS, rc.Burst = 50, 100
+	return cluster.Config{
+		REST: rc, Namespace: ns, Name: c.String("config-name"), Identity: id,
+		HAProxy: c.String("haproxy"), ScratchDir: c.String("scratch-dir"), AgentToken: token,
+		LeaderElection: c.Bool("leader-elect"), LeaseName: c.String("lease-name"),
+		LeaseDuration: c.Duration("lease-duration"), RenewDeadline: c.Duration("renew-deadline"), RetryPeriod: c.Duration("retry-period"),
+		Listen:       c.String("listen"),
+		Debounce:     controller.DebounceConfig{Interval: c.Duration("debounce")},
+		CheckSpacing: c.Duration("check-spacing"),
+		Log:          log,
+	}, nil
+}
+
+// restConfig is the in-cluster config, or the kubeconfig's.
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig == "" {
+		if rc, err := rest.InClusterConfig(); err == nil {
+			return rc, nil
+		}
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if kubeconfig != "" {
+		rules.ExplicitPath = kubeconfig
+	}
+	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes config: %w", err)
+	}
+	return rc, nil
+}

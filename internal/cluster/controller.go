@@ -1,0 +1,344 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/haptic-io/haptic/agentapi"
+	"github.com/haptic-io/haptic/internal/controller"
+	"github.com/haptic-io/haptic/rendergate"
+	"github.com/haptic-io/haptic/templating"
+)
+
+// Config configures [Run].
+type Config struct {
+	// REST reaches the apiserver (in-cluster or a kubeconfig). Required.
+	REST *rest.Config
+	// Namespace and Name name the HAProxyTemplateConfig. Required.
+	Namespace, Name string
+	// Identity is this replica's name (the pod name) for leader election.
+	// Required.
+	Identity string
+	// HAProxy is the haproxy binary of the gates (haproxy -c). Required.
+	HAProxy string
+	// ScratchDir holds the gates' check trees; empty means os.TempDir().
+	ScratchDir string
+	// CheckAs is the user the gates' haproxy -c runs as (the templates
+	// are user code: never with the controller's credentials); nil means
+	// rendergate's default (nobody when running as root).
+	CheckAs *rendergate.User
+	// AgentToken, when set, is the agents' bearer token (a mounted
+	// Secret); otherwise the config's agent.tokenSecretRef is read.
+	AgentToken agentapi.Token
+	// LeaderElection: only the holder of the Lease LeaseName dispatches,
+	// gates and writes status. False makes this replica lead alone with
+	// term 1 (one replica, tests).
+	LeaderElection bool
+	// LeaseName is the Lease's name; empty means "haptic-" + Name.
+	LeaseName string
+	// LeaseDuration, RenewDeadline, RetryPeriod: see [LeaderConfig].
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	// Listen serves /healthz, /readyz and /metrics; empty serves none.
+	Listen string
+	// Debounce and CheckSpacing are the loop's (controller.Config).
+	Debounce     controller.DebounceConfig
+	CheckSpacing time.Duration
+	// Log; nil discards.
+	Log *slog.Logger
+	// Registry receives the metrics; nil means a new one.
+	Registry *prometheus.Registry
+}
+
+// Run runs HAPTIC's controller in a cluster until ctx ends: it watches
+// its HAProxyTemplateConfig, passes each new generation through the
+// config-load gate (compile, validation tests, haproxy -c of the tests'
+// renders), runs the controller loop on informers with the HAProxy pods
+// as targets, and, while it leads, dispatches and writes the config's
+// status. A refused generation leaves the last good one serving.
+func Run(ctx context.Context, cfg Config) error {
+	c, err := newController(cfg)
+	if err != nil {
+		return err
+	}
+	return c.run(ctx)
+}
+
+type ctrl struct {
+	cfg     Config
+	log     *slog.Logger
+	kube    kubernetes.Interface
+	dyn     dynamic.Interface
+	checker *rendergate.HAProxyChecker
+	reg     *prometheus.Registry
+
+	leading atomic.Bool
+	term    atomic.Uint64
+	status  *statusWriter
+
+	mu   sync.Mutex
+	pipe *pipeline // guarded by mu; the running loop, nil before the first good config
+	good *Settings // guarded by mu; the generation it runs
+}
+
+func newController(cfg Config) (*ctrl, error) {
+	switch {
+	case cfg.REST == nil:
+		return nil, errors.New("controller: missing REST config")
+	case cfg.Namespace == "" || cfg.Name == "":
+		return nil, errors.New("controller: missing config Namespace or Name")
+	case cfg.Identity == "":
+		return nil, errors.New("controller: missing Identity")
+	case cfg.HAProxy == "":
+		return nil, errors.New("controller: missing HAProxy binary")
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+	}
+	if cfg.LeaseName == "" {
+		cfg.LeaseName = "haptic-" + cfg.Name
+	}
+	kube, err := kubernetes.NewForConfig(cfg.REST)
+	if err != nil {
+		return nil, fmt.Errorf("controller: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg.REST)
+	if err != nil {
+		return nil, fmt.Errorf("controller: %w", err)
+	}
+	checker, err := rendergate.NewHAProxyChecker(rendergate.Config{Binary: cfg.HAProxy, ScratchDir: cfg.ScratchDir, RunAs: cfg.CheckAs, Log: cfg.Log.With("component", "gate")})
+	if err != nil {
+		return nil, fmt.Errorf("controller: %w", err)
+	}
+	c := &ctrl{cfg: cfg, log: cfg.Log, kube: kube, dyn: dyn, checker: checker, reg: cfg.Registry}
+	c.status = &statusWriter{dyn: dyn, namespace: cfg.Namespace, name: cfg.Name, log: cfg.Log}
+	return c, nil
+}
+
+func (c *ctrl) run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	errs := make(chan error, 4)
+
+	if c.cfg.Listen != "" {
+		stop, err := c.serveHTTP()
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	if c.cfg.LeaderElection {
+		wg.Go(func() {
+			err := RunLeader(ctx, LeaderConfig{
+				Client: c.kube, Namespace: c.cfg.Namespace, Name: c.cfg.LeaseName, Identity: c.cfg.Identity,
+				LeaseDuration: c.cfg.LeaseDuration, RenewDeadline: c.cfg.RenewDeadline, RetryPeriod: c.cfg.RetryPeriod,
+				OnLead: c.lead, OnLose: c.lose, Log: c.log,
+			})
+			if ctx.Err() == nil {
+				errs <- err
+			}
+		})
+	} else {
+		c.lead(ctx, 1)
+	}
+	wg.Go(func() { c.status.run(ctx, c.pipeline, c.leading.Load) })
+	configs := make(chan configObject, 1)
+	wg.Go(func() {
+		if err := watchConfig(ctx, c.dyn, c.cfg.Namespace, c.cfg.Name, configs); err != nil && ctx.Err() == nil {
+			errs <- err
+		}
+	})
+	for {
+		select {
+		case <-ctx.Done():
+			c.stopPipeline()
+			return nil
+		case err := <-errs:
+			c.stopPipeline()
+			return err
+		case obj := <-configs:
+			c.accept(ctx, obj)
+		}
+	}
+}
+
+// lead starts a term: the fence rises and the loop dispatches.
+func (c *ctrl) lead(_ context.Context, term uint64) {
+	c.term.Store(term)
+	c.leading.Store(true)
+	c.mu.Lock()
+	p := c.pipe
+	c.mu.Unlock()
+	if p != nil {
+		p.loop.SetFence(term)
+		p.loop.Trigger()
+	}
+	c.status.trigger()
+}
+
+// lose ends a term: the loop keeps rendering and sends nothing.
+func (c *ctrl) lose() {
+	c.leading.Store(false)
+}
+
+// accept runs one generation of the config through the config-load gate
+// and, when it passes, into the loop.
+func (c *ctrl) accept(ctx context.Context, obj configObject) {
+	log := c.log.With("config", c.cfg.Namespace+"/"+c.cfg.Name, "generation", obj.generation)
+	s, engine, err := c.gate(ctx, obj)
+	if err != nil {
+		log.Error("config refused: the last good config keeps serving", "error", err)
+		c.status.setValidated(obj.generation, false, "ValidationFailed", err.Error())
+		return
+	}
+	c.status.setValidated(obj.generation, true, "ValidationPassed", fmt.Sprintf("%d validation tests passed", len(s.Templates.ValidationTests)))
+	c.mu.Lock()
+	p, good := c.pipe, c.good
+	c.mu.Unlock()
+	if p != nil && s.sameWatch(good) {
+		p.loop.SetEngine(engine)
+		p.setSettings(s)
+		c.mu.Lock()
+		c.good = s
+		c.mu.Unlock()
+		log.Info("config accepted: new templates")
+		return
+	}
+	c.stopPipeline()
+	np, err := c.startPipeline(ctx, s, engine)
+	if err != nil {
+		log.Error("config accepted, but the loop did not start", "error", err)
+		c.status.setReady(obj.generation, false, "StartFailed", err.Error())
+		return
+	}
+	c.mu.Lock()
+	c.pipe, c.good = np, s
+	c.mu.Unlock()
+	log.Info("config accepted: watching", "resources", len(s.Watches))
+}
+
+// gate is the config-load gate: the generation parses, compiles and
+// passes its validation tests, haproxy_valid assertions included.
+func (c *ctrl) gate(ctx context.Context, obj configObject) (*Settings, *templating.Engine, error) {
+	s, err := ParseSpec(obj.spec, c.cfg.Namespace, obj.generation)
+	if err != nil {
+		return nil, nil, err
+	}
+	engine, err := templating.Compile(s.Templates)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := templating.RunTests(ctx, engine, templating.TestOptions{Checker: c.checker}); err != nil {
+		return nil, nil, fmt.Errorf("validation tests: %w", err)
+	}
+	return s, engine, nil
+}
+
+// pipeline returns the running pipeline, nil before the first good
+// config.
+func (c *ctrl) pipeline() *pipeline {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pipe
+}
+
+func (c *ctrl) stopPipeline() {
+	c.mu.Lock()
+	p := c.pipe
+	c.pipe = nil
+	c.mu.Unlock()
+	if p != nil {
+		p.stop()
+	}
+}
+
+// token returns the agents' bearer token for s.
+func (c *ctrl) token(ctx context.Context, s *Settings) (agentapi.Token, error) {
+	if c.cfg.AgentToken != "" || s.TokenSecret == "" {
+		return c.cfg.AgentToken, nil
+	}
+	sec, err := c.kube.CoreV1().Secrets(s.PodNamespace).Get(ctx, s.TokenSecret, metav1.GetOptions{})
+	if err != nil {
+		return "", fmt.Errorf("agent token: %w", err)
+	}
+	v, ok := sec.Data[s.TokenKey]
+	if !ok {
+		return "", fmt.Errorf("agent token: secret %s/%s has no key %q", s.PodNamespace, s.TokenSecret, s.TokenKey)
+	}
+	return agentapi.Token(strings.TrimSpace(string(v))), nil
+}
+
+// ready: the loop listed the world and, while leading, every pod runs
+// its last plan.
+func (c *ctrl) ready() (bool, string) {
+	c.mu.Lock()
+	p := c.pipe
+	c.mu.Unlock()
+	if p == nil {
+		return false, "no accepted config"
+	}
+	st := p.loop.Status()
+	if !st.Initialized {
+		return false, "informers not synced"
+	}
+	if !c.leading.Load() {
+		return true, "following"
+	}
+	if st.PlanID == "" || st.Reconciliations == 0 {
+		return false, "no plan rendered"
+	}
+	return true, "leading"
+}
+
+func (c *ctrl) serveHTTP() (func(), error) {
+	_ = c.reg.Register(collectors.NewGoCollector())
+	_ = c.reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(c.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		ok, why := c.ready()
+		if !ok {
+			http.Error(w, why, http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte(why + "\n"))
+	})
+	l, err := net.Listen("tcp", c.cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("controller: listen: %w", err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 60 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(l)
+	}()
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		<-done
+	}, nil
+}

@@ -1,0 +1,255 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/haptic-io/haptic/internal/controller"
+	"github.com/haptic-io/haptic/store"
+)
+
+// Watch is one watched resource as the informer source lists it.
+type Watch struct {
+	// Alias is the watched-resource alias the objects are filed under.
+	Alias string
+	// APIVersion ("group/version", "v1") and Resource (plural) name the
+	// resource.
+	APIVersion, Resource string
+	// Namespace scopes the watch; empty watches every namespace.
+	Namespace string
+	// LabelSelector is sent to the apiserver (server-side filtering).
+	LabelSelector string
+	// FieldSelector is applied by the source to every object
+	// (client-side: the apiserver supports field selectors on few fields
+	// of few resources). An object that stops matching is deleted.
+	FieldSelector string
+}
+
+// SourceConfig configures a [Source].
+type SourceConfig struct {
+	// Client lists and watches the resources. Required.
+	Client dynamic.Interface
+	// Watches are the resources, one informer each. Required.
+	Watches []Watch
+	// Log receives source problems; nil discards.
+	Log *slog.Logger
+}
+
+// Source is the Kubernetes informer source of the controller loop: one
+// informer per watched resource, each object delivered as a
+// [controller.Change] under its alias, and one Initialized event once
+// every informer has listed and its handler has delivered the listing,
+// so that the first render never sees a half-listed world.
+//
+// Objects reach the loop without metadata.managedFields and without the
+// kubectl last-applied annotation: templates have no use for them and
+// they are often most of an object's size.
+type Source struct {
+	cfg    SourceConfig
+	gvrs   []schema.GroupVersionResource
+	labels []labels.Selector
+	fields []fieldFilter
+}
+
+// fieldFilter is a parsed client-side field selector with the paths of
+// the fields it reads.
+type fieldFilter struct {
+	sel   fields.Selector
+	paths map[string]store.IndexExpr
+}
+
+// NewSource checks cfg (resources, selectors) and returns a source.
+func NewSource(cfg SourceConfig) (*Source, error) {
+	if cfg.Client == nil {
+		return nil, errors.New("informer source: missing Client")
+	}
+	if len(cfg.Watches) == 0 {
+		return nil, errors.New("informer source: no Watches")
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	s := &Source{cfg: cfg}
+	var errs []error
+	for _, w := range cfg.Watches {
+		gv, err := schema.ParseGroupVersion(w.APIVersion)
+		if err != nil || w.Resource == "" || w.Alias == "" {
+			errs = append(errs, fmt.Errorf("watch %q: apiVersion %q resource %q: %v", w.Alias, w.APIVersion, w.Resource, err))
+			continue
+		}
+		ls, err := labels.Parse(w.LabelSelector)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("watch %s: labelSelector: %w", w.Alias, err))
+			continue
+		}
+		ff, err := parseFieldFilter(w.FieldSelector)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("watch %s: fieldSelector: %w", w.Alias, err))
+			continue
+		}
+		s.gvrs = append(s.gvrs, gv.WithResource(w.Resource))
+		s.labels = append(s.labels, ls)
+		s.fields = append(s.fields, ff)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("informer source: %w", err)
+	}
+	return s, nil
+}
+
+func parseFieldFilter(s string) (fieldFilter, error) {
+	if s == "" {
+		return fieldFilter{}, nil
+	}
+	sel, err := fields.ParseSelector(s)
+	if err != nil {
+		return fieldFilter{}, err
+	}
+	ff := fieldFilter{sel: sel, paths: map[string]store.IndexExpr{}}
+	for _, r := range sel.Requirements() {
+		x, err := store.ParseIndexExpr(r.Field)
+		if err != nil {
+			return fieldFilter{}, fmt.Errorf("field %q: %w", r.Field, err)
+		}
+		ff.paths[r.Field] = x
+	}
+	return ff, nil
+}
+
+// matches reports whether obj passes the filter (always, without one).
+func (f fieldFilter) matches(obj map[string]any) bool {
+	if f.sel == nil {
+		return true
+	}
+	set := make(fields.Set, len(f.paths))
+	for name, x := range f.paths {
+		v, _ := x.Eval(obj)
+		set[name] = v
+	}
+	return f.sel.Matches(set)
+}
+
+// Run starts the informers and delivers their changes until ctx ends.
+func (s *Source) Run(ctx context.Context, events chan<- controller.Event) error {
+	var synced []cache.InformerSynced
+	for i, w := range s.cfg.Watches {
+		inf := s.informer(i)
+		h := &handler{alias: w.Alias, filter: s.fields[i], events: events, ctx: ctx, log: s.cfg.Log}
+		reg, err := inf.AddEventHandler(h)
+		if err != nil {
+			return fmt.Errorf("informer source %s: %w", w.Alias, err)
+		}
+		synced = append(synced, reg.HasSynced)
+		go inf.RunWithContext(ctx)
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+		return ctx.Err()
+	}
+	select {
+	case events <- controller.Event{Initialized: true, Origin: "informers synced"}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// informer returns the informer of watch i: namespace scope and label
+// selector server-side, the object trimmed before it is cached.
+func (s *Source) informer(i int) cache.SharedIndexInformer {
+	w, gvr := s.cfg.Watches[i], s.gvrs[i]
+	ri := s.cfg.Client.Resource(gvr)
+	var rc dynamic.ResourceInterface = ri
+	if w.Namespace != "" {
+		rc = ri.Namespace(w.Namespace)
+	}
+	sel := s.labels[i].String()
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.LabelSelector = sel
+			return rc.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector = sel
+			return rc.Watch(ctx, o)
+		},
+	}
+	inf := cache.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, 0, cache.Indexers{})
+	_ = inf.SetTransform(trim) // fails only once the informer runs
+	return inf
+}
+
+// trim drops what templates never read from an object before the
+// informer caches it.
+func trim(obj any) (any, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return obj, nil
+	}
+	md, _ := u.Object["metadata"].(map[string]any)
+	delete(md, "managedFields")
+	if ann, ok := md["annotations"].(map[string]any); ok {
+		delete(ann, "kubectl.kubernetes.io/last-applied-configuration")
+		if len(ann) == 0 {
+			delete(md, "annotations")
+		}
+	}
+	return u, nil
+}
+
+// handler turns one informer's notifications into loop events.
+type handler struct {
+	alias  string
+	filter fieldFilter
+	events chan<- controller.Event
+	ctx    context.Context
+	log    *slog.Logger
+}
+
+var _ cache.ResourceEventHandler = (*handler)(nil)
+
+func (h *handler) OnAdd(obj any, _ bool) { h.upsert(obj) }
+
+func (h *handler) OnUpdate(_, obj any) { h.upsert(obj) }
+
+func (h *handler) OnDelete(obj any) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	h.send(controller.Change{Alias: h.alias, Namespace: u.GetNamespace(), Name: u.GetName()})
+}
+
+func (h *handler) upsert(obj any) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	c := controller.Change{Alias: h.alias, Namespace: u.GetNamespace(), Name: u.GetName()}
+	if h.filter.matches(u.Object) {
+		c.Object = u.Object // the informer's cached copy: read-only from here on
+	}
+	h.send(c)
+}
+
+func (h *handler) send(c controller.Change) {
+	select {
+	case h.events <- controller.Event{Changes: []controller.Change{c}, Origin: "watch " + h.alias}:
+	case <-h.ctx.Done():
+	}
+}
