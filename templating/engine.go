@@ -13,8 +13,6 @@ import (
 	"sync/atomic"
 
 	"github.com/Masterminds/sprig/v3"
-
-	template "github.com/haptic-io/haptic/templating/internal/gotemplate"
 )
 
 // Template names inside an [Engine]. Snippets keep their own names; the
@@ -36,7 +34,7 @@ const (
 // while its inputs are the same objects (carry.go).
 type Engine struct {
 	cfg       *Config
-	tmpl      *template.Template
+	tmpl      *textTemplate
 	snippets  []string // sorted snippet names
 	maps      []string // sorted map template names (config keys)
 	files     []string
@@ -126,7 +124,7 @@ func Compile(cfg *Config) (*Engine, error) {
 		}
 	}
 
-	root := template.New("").Funcs(baseFuncs(&e.regexps)).Funcs(placeholderFuncs())
+	root := newTextTemplate("").Funcs(baseFuncs(&e.regexps)).Funcs(placeholderFuncs())
 	var errs []error
 	parse := func(name, text string) {
 		if _, err := root.New(name).Parse(text); err != nil {
@@ -175,8 +173,8 @@ func (e *Engine) Config() *Config { return e.cfg }
 // baseFuncs are the stateless functions: sprig minus [removedSprigFuncs],
 // with keys and values made deterministic and the regex functions
 // compiling through re, plus HAPTIC helpers.
-func baseFuncs(re *regexpCache) template.FuncMap {
-	fm := template.FuncMap(sprig.TxtFuncMap())
+func baseFuncs(re *regexpCache) funcMap {
+	fm := funcMap(sprig.TxtFuncMap())
 	for _, name := range removedSprigFuncs {
 		delete(fm, name)
 	}
@@ -203,8 +201,8 @@ var renderFuncNames = []string{
 
 // placeholderFuncs declare the per-render functions at parse time; every
 // render replaces them on its own clone.
-func placeholderFuncs() template.FuncMap {
-	fm := template.FuncMap{}
+func placeholderFuncs() funcMap {
+	fm := funcMap{}
 	for _, name := range renderFuncNames {
 		fm[name] = func(...any) (string, error) {
 			return "", fmt.Errorf("%s called outside a render", name)
