@@ -8,8 +8,7 @@
 // The package is upstream text/template (exec.go, funcs.go, helper.go,
 // option.go, template.go, and upstream's tests), BSD-licensed (LICENSE),
 // changed only where marked: the package name, the fmtsort import (a copy
-// of internal/fmtsort), lint fixes (sentinel and variable names, ignored
-// Write results), and hooks in exec.go, most into fast.go — evalField
+// of internal/fmtsort), and hooks in exec.go, most into fast.go — evalField
 // tries [fastMapField] and evalCall tries [fastCall] before the reflective
 // path, and range over a map with string keys sorts them as strings
 // ([sortedStringKeyed]) instead of through fmtsort's reflection; and
