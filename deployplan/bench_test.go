@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/haptic-io/haptic/agentapi"
+	"github.com/haptic-io/haptic/agentapi/runtimeop"
 	"github.com/haptic-io/haptic/deployplan"
 	"github.com/haptic-io/haptic/renderplan"
 )
@@ -54,7 +54,7 @@ func bigPlan(tb testing.TB, n int, routeChanged bool) *renderplan.Plan {
 func BenchmarkDiff5000(b *testing.B) {
 	base := bigPlan(b, 5000, false)
 	next := bigPlan(b, 5000, true)
-	bl := deployplan.Baseline{Plan: base, HAProxyVersion: "3.4.7-1", AgentOps: agentapi.OpKinds()}
+	bl := deployplan.Baseline{Plan: base, HAProxyVersion: "3.4.7-1", AgentOps: runtimeop.OpKinds()}
 	d := deployplan.Diff(next, bl)
 	if d.Verdict != deployplan.VerdictRuntime || len(d.Ops) != 4 {
 		b.Fatalf("unexpected decision:\n%s", d)
@@ -164,7 +164,7 @@ func BenchmarkDiffRouteAdd(b *testing.B) {
 				name := fmt.Sprintf("backends=%d/added=%t/shared=%t", n, added, shared)
 				b.Run(name, func(b *testing.B) {
 					base, next := routePlans(b, n, added, shared)
-					bl := deployplan.Baseline{Plan: base, HAProxyVersion: "3.4.7-1", AgentOps: agentapi.OpKinds()}
+					bl := deployplan.Baseline{Plan: base, HAProxyVersion: "3.4.7-1", AgentOps: runtimeop.OpKinds()}
 					d := deployplan.Diff(next, bl)
 					switch {
 					case added && (d.Verdict != deployplan.VerdictRuntime || len(d.Ops) != 9):

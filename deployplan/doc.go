@@ -30,7 +30,7 @@
 //
 // # Op order
 //
-// Ops are sorted by [agentapi.OpKind.Phase], then by target, keeping the
+// Ops are sorted by [runtimeop.OpKind.Phase], then by target, keeping the
 // emitted order of one target's ops: add backends, add and update servers,
 // publish, map upserts, certificates, map deletes, unpublish, server
 // deletes, backend deletes. A server is never re-addressed while serving
@@ -47,9 +47,9 @@
 //
 // # Certificates
 //
-// A certificate file whose digest changed becomes [agentapi.OpSetCert] (the
+// A certificate file whose digest changed becomes [runtimeop.OpSetCert] (the
 // agent reads the PEM from the file of the same apply, named by path and
-// digest) and [agentapi.OpCommitCert]. Plans carry no crt-list entries, so
+// digest) and [runtimeop.OpCommitCert]. Plans carry no crt-list entries, so
 // a crt-list change reloads, and a new certificate file is file_only until
 // a crt-list or the configuration names it.
 package deployplan
