@@ -87,7 +87,7 @@ func (d *differ) added(b []renderplan.Backend, j int) bool {
 
 // serversEqual reports whether two server lists are equal element by
 // element; the same backing array (plans built by one
-// [renderplan.PlanCache] share unchanged backends' servers) is equal
+// [renderplan.Cache] share unchanged backends' servers) is equal
 // without a look.
 func serversEqual(sa, sb []renderplan.Server) bool {
 	if len(sa) != len(sb) {

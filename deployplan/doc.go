@@ -42,7 +42,7 @@
 // Diff walks the sorted lists of both plans (backends, servers, maps,
 // map entries, files) in step, checking their order on the way, and
 // allocates in proportion to the change, not to the plans. Lists shared
-// by the two plans, as [renderplan.PlanCache] shares unchanged backends'
+// by the two plans, as [renderplan.Cache] shares unchanged backends'
 // servers and maps' entries, are compared by identity.
 //
 // # Certificates

@@ -33,7 +33,7 @@ func (d *differ) diffMaps() bool {
 func (d *differ) changeMap(a, b *renderplan.Map) {
 	x, y := a.Entries, b.Entries
 	if sameEntries(x, y) {
-		// The same backing array (plans built by one PlanCache share
+		// The same backing array (plans built by one renderplan.Cache share
 		// unchanged maps): nothing changed, whatever the order.
 		return
 	}

@@ -16,7 +16,7 @@ import (
 // TestDiffDecidesExactlyLikeTheReferenceImplementation is the differential
 // test of the in-step Diff: over many random plan pairs (small ones from
 // the spec generator, larger ones edited in place, plans sharing memory as
-// PlanCache outputs do, damaged and unsorted ones) and baselines, Diff
+// renderplan.Cache outputs do, damaged and unsorted ones) and baselines, Diff
 // must return exactly what the reference implementation (Diff before the
 // rewrite, kept in reference_test.go) returns.
 func TestDiffDecidesExactlyLikeTheReferenceImplementation(t *testing.T) {
@@ -163,7 +163,7 @@ func largePlan(t *testing.T, r *rand.Rand, n int) *renderplan.Plan {
 }
 
 // shallowCopy copies the plan's lists but shares every backend's servers
-// and every map's entries, as outputs of one PlanCache do.
+// and every map's entries, as outputs of one renderplan.Cache do.
 func shallowCopy(p *renderplan.Plan) *renderplan.Plan {
 	c := *p
 	c.Sections = slices.Clone(p.Sections)

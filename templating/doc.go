@@ -262,7 +262,7 @@
 // with [renderplan.BackendText] of the recorded backend and places every
 // profile's section ([renderplan.ProfileText], sorted by name) once,
 // immediately before the first backend section; it then builds the plan
-// with [renderplan.NewPlan]. Sections after the profiles must name their
+// with [renderplan.NewOutput]. Sections after the profiles must name their
 // defaults with "from" (HAProxy's implicit "last defaults" would otherwise
 // be a backend profile). A token written twice, written inside a line, or
 // never written is a render error; so is a NUL byte elsewhere in
