@@ -29,7 +29,9 @@
 // output's plan once and keeps it. [Decode] reads an encoding back
 // strictly; Decode(Encode(p)) is [Plan.Equal] to p and has its ID.
 // [Plan.Validate] checks a plan's consistency and HAProxy-legality and
-// reports every problem at once.
+// reports every problem at once. [Checker] is the interface of what
+// validates an output with HAProxy itself; this package declares it and
+// implements none (package rendergate does).
 //
 // # Immutability and concurrency
 //

@@ -298,5 +298,5 @@
 // fixtures and checks its assertions (contains, not_contains, equals,
 // match_count, match_order, deterministic, haproxy_valid) against the
 // targets haproxy.cfg, map:<name>, file:<name>, cert:<name>, problems and
-// rendering_error. haproxy_valid goes through a [Checker].
+// rendering_error. haproxy_valid goes through a [renderplan.Checker].
 package templating
