@@ -224,7 +224,7 @@ type renderState struct {
 	scratch renderScratch
 	// plans is the engine's plan cache while this render has it, nil if
 	// another render has it (carry.go).
-	plans *renderplan.PlanCache
+	plans *renderplan.Cache
 }
 
 // sortedRegistry is an adopted registry's keys in order and their
