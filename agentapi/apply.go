@@ -46,18 +46,6 @@ const (
 	ModeRevertLKG Mode = "revert_lkg"
 )
 
-// Verdict is the planner's hint of how a plan reaches the pod; it has the
-// same values as deployplan.Verdict.
-type Verdict string
-
-// Verdicts.
-const (
-	VerdictNoop     Verdict = "noop"
-	VerdictFileOnly Verdict = "file_only"
-	VerdictRuntime  Verdict = "runtime"
-	VerdictReload   Verdict = "reload"
-)
-
 // ApplyRequest is one apply (POST /v1/apply): the manifest, which
 // encodes to JSON, and the bodies of the files that changed. The agent
 // reloads when Mode is [ModeReload] or Verdict is [VerdictReload], or as

@@ -10,22 +10,15 @@
 //
 // # Ops
 //
-// An [Op] is one runtime operation on one object: a dynamic backend
-// ([OpAddBackend], [OpPublishBackend], [OpUnpublishBackend],
-// [OpDelBackend]), a server ([OpAddServer], [OpSetServerAddr],
-// [OpSetServerWeight], [OpSetServerState], [OpEnableHealth],
-// [OpDelServer]), a map ([OpAddMapEntry], [OpSetMapEntry],
-// [OpDelMapEntry], [OpReplaceMap]) or a certificate ([OpNewCert],
-// [OpSetCert], [OpCommitCert], [OpAddCrtListEntry], [OpDelCrtListEntry]).
-// An op never carries a raw command line: the agent builds the commands
-// with the haproxysock builders, the one place where arguments are escaped.
-//
-// The [OpKind] constants are ordered: their order is the safe apply order,
-// grouped into phases ([OpKind.Phase]). Ops encode to JSON with the kind's
-// wire name ("server.add") and decode strictly ([Op.UnmarshalJSON],
-// [DecodeOps]): an unknown field or kind, a field the kind does not use or
-// a value HAProxy would not take is an error, wrapping [ErrInvalidOp] or
-// [ErrUnknownOpKind].
+// An [Op] is one runtime operation on one object (a dynamic backend, a
+// server, a map or a certificate), of an [OpKind] whose order is the safe
+// apply order. The op vocabulary, with the [Verdict] and [PendingDelete],
+// is declared in package [github.com/haptic-io/haptic/agentapi/runtimeop],
+// which does no I/O; the names here are aliases of its types and copies of
+// its constants, so that users of the contract need this package only.
+// Ops decode strictly ([Op.UnmarshalJSON], [DecodeOps]): an unknown field
+// or kind, a field the kind does not use or a value HAProxy would not take
+// is an error, wrapping [ErrInvalidOp] or [ErrUnknownOpKind].
 //
 // # The agent contract
 //

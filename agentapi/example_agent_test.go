@@ -127,5 +127,5 @@ func ExampleNackError_unsupported() {
 	fmt.Println(err)
 	// Output:
 	// true
-	// agentapi: unsupported request: op 0: agentapi: unknown op kind: "backend.teleport"
+	// agentapi: unsupported request: op 0: runtimeop: unknown op kind: "backend.teleport"
 }

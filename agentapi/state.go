@@ -77,13 +77,6 @@ type Worker struct {
 	StartedAt time.Time `json:"startedAt,omitzero"`
 }
 
-// PendingDelete names a server (Backend and Server) or a whole backend
-// (Server empty) whose deferred delete the agent has not finished.
-type PendingDelete struct {
-	Backend string `json:"backend"`
-	Server  string `json:"server,omitempty"`
-}
-
 // UnmarshalJSON decodes a state leniently, so that an older controller
 // reads a newer agent: unknown fields are ignored and op kind names this
 // side does not know are dropped from OpKinds.

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/haptic-io/haptic/agentapi"
+	"github.com/haptic-io/haptic/agentapi/runtimeop"
 	"github.com/haptic-io/haptic/renderplan"
 )
 
@@ -87,7 +87,7 @@ func (d *differ) added(b []renderplan.Backend, j int) bool {
 
 // serversEqual reports whether two server lists are equal element by
 // element; the same backing array (plans built by one
-// [renderplan.PlanCache] share unchanged backends' servers) is equal
+// [renderplan.Cache] share unchanged backends' servers) is equal
 // without a look.
 func serversEqual(sa, sb []renderplan.Server) bool {
 	if len(sa) != len(sb) {
@@ -114,11 +114,11 @@ func (d *differ) removeBackend(be *renderplan.Backend) {
 		d.mustReload(subject, "dynamic backend removed; HAProxy %s cannot delete backends at runtime (3.4+)", d.caps.Series)
 		return
 	}
-	d.emit(agentapi.Op{Kind: agentapi.OpUnpublishBackend, Backend: be.Name})
+	d.emit(runtimeop.Op{Kind: runtimeop.OpUnpublishBackend, Backend: be.Name})
 	for _, s := range be.Servers {
-		d.emit(agentapi.Op{Kind: agentapi.OpDelServer, Backend: be.Name, Server: s.Name})
+		d.emit(runtimeop.Op{Kind: runtimeop.OpDelServer, Backend: be.Name, Server: s.Name})
 	}
-	d.emit(agentapi.Op{Kind: agentapi.OpDelBackend, Backend: be.Name})
+	d.emit(runtimeop.Op{Kind: runtimeop.OpDelBackend, Backend: be.Name})
 	d.runtime(subject, "dynamic backend removed (%s)", plural(len(be.Servers), "server"))
 }
 
@@ -139,13 +139,13 @@ func (d *differ) addBackend(be *renderplan.Backend) {
 		d.mustReload(subject, "guid %s is still held by backend %s until that one is deleted", be.GUID, owner)
 		return
 	}
-	d.emit(agentapi.Op{Kind: agentapi.OpAddBackend, Backend: be.Name, Profile: be.Profile, Mode: be.Mode, GUID: be.GUID})
+	d.emit(runtimeop.Op{Kind: runtimeop.OpAddBackend, Backend: be.Name, Profile: be.Profile, Mode: be.Mode, GUID: be.GUID})
 	for i := range be.Servers {
 		if !d.addServer(be, &be.Servers[i]) {
 			return
 		}
 	}
-	d.emit(agentapi.Op{Kind: agentapi.OpPublishBackend, Backend: be.Name})
+	d.emit(runtimeop.Op{Kind: runtimeop.OpPublishBackend, Backend: be.Name})
 	d.runtime(subject, "dynamic backend added (%s)", plural(len(be.Servers), "server"))
 }
 
@@ -262,7 +262,7 @@ func (d *differ) diffServers(a, b *renderplan.Backend) {
 		c := mergeStep(len(sa)-i, len(sb)-j, func() int { return strings.Compare(sa[i].Name, sb[j].Name) })
 		switch {
 		case c < 0:
-			d.emit(agentapi.Op{Kind: agentapi.OpDelServer, Backend: b.Name, Server: sa[i].Name})
+			d.emit(runtimeop.Op{Kind: runtimeop.OpDelServer, Backend: b.Name, Server: sa[i].Name})
 			i++
 		case c > 0:
 			if !d.addServer(b, &sb[j]) {
@@ -285,7 +285,7 @@ func (d *differ) diffServers(a, b *renderplan.Backend) {
 // that cannot be done at runtime.
 func (d *differ) addServer(be *renderplan.Backend, s *renderplan.Server) bool {
 	subject := "server " + be.Name + "/" + s.Name
-	if d.pending[agentapi.PendingDelete{Backend: be.Name, Server: s.Name}] {
+	if d.pending[runtimeop.PendingDelete{Backend: be.Name, Server: s.Name}] {
 		d.mustReload(subject, "added while the pod still waits to delete a server of that name")
 		return false
 	}
@@ -297,13 +297,13 @@ func (d *differ) addServer(be *renderplan.Backend, s *renderplan.Server) bool {
 		d.mustReload(subject, "%s", p)
 		return false
 	}
-	d.emit(agentapi.Op{Kind: agentapi.OpAddServer, Backend: be.Name, Server: s.Name, Address: s.Address, Port: s.Port,
+	d.emit(runtimeop.Op{Kind: runtimeop.OpAddServer, Backend: be.Name, Server: s.Name, Address: s.Address, Port: s.Port,
 		Weight: s.Weight, Check: s.Check, Keywords: slices.Clone(s.Keywords)})
 	if !s.Disabled {
-		d.emit(agentapi.Op{Kind: agentapi.OpSetServerState, Backend: be.Name, Server: s.Name, State: agentapi.StateReady})
+		d.emit(runtimeop.Op{Kind: runtimeop.OpSetServerState, Backend: be.Name, Server: s.Name, State: runtimeop.StateReady})
 	}
 	if s.Check {
-		d.emit(agentapi.Op{Kind: agentapi.OpEnableHealth, Backend: be.Name, Server: s.Name})
+		d.emit(runtimeop.Op{Kind: runtimeop.OpEnableHealth, Backend: be.Name, Server: s.Name})
 	}
 	return true
 }
@@ -339,11 +339,11 @@ func (d *differ) changeServer(be *renderplan.Backend, a, b *renderplan.Server, s
 		d.mustReload(subject, "weight changed, but %q has static weights", staticLB)
 		return false
 	}
-	target := func(s *renderplan.Server) agentapi.ServerState {
+	target := func(s *renderplan.Server) runtimeop.ServerState {
 		if s.Disabled {
-			return agentapi.StateMaint
+			return runtimeop.StateMaint
 		}
-		return agentapi.StateReady
+		return runtimeop.StateReady
 	}
 	readdress := a.Address != b.Address || a.Port != b.Port
 	if readdress {
@@ -352,18 +352,18 @@ func (d *differ) changeServer(be *renderplan.Backend, a, b *renderplan.Server, s
 			return false
 		}
 		if !a.Disabled {
-			d.emit(agentapi.Op{Kind: agentapi.OpSetServerState, Backend: be.Name, Server: b.Name, State: agentapi.StateMaint})
+			d.emit(runtimeop.Op{Kind: runtimeop.OpSetServerState, Backend: be.Name, Server: b.Name, State: runtimeop.StateMaint})
 		}
-		d.emit(agentapi.Op{Kind: agentapi.OpSetServerAddr, Backend: be.Name, Server: b.Name, Address: b.Address, Port: b.Port})
+		d.emit(runtimeop.Op{Kind: runtimeop.OpSetServerAddr, Backend: be.Name, Server: b.Name, Address: b.Address, Port: b.Port})
 	}
 	if a.Weight != b.Weight {
-		d.emit(agentapi.Op{Kind: agentapi.OpSetServerWeight, Backend: be.Name, Server: b.Name, Weight: b.Weight})
+		d.emit(runtimeop.Op{Kind: runtimeop.OpSetServerWeight, Backend: be.Name, Server: b.Name, Weight: b.Weight})
 	}
 	switch {
 	case readdress && !b.Disabled:
-		d.emit(agentapi.Op{Kind: agentapi.OpSetServerState, Backend: be.Name, Server: b.Name, State: agentapi.StateReady})
+		d.emit(runtimeop.Op{Kind: runtimeop.OpSetServerState, Backend: be.Name, Server: b.Name, State: runtimeop.StateReady})
 	case !readdress && a.Disabled != b.Disabled:
-		d.emit(agentapi.Op{Kind: agentapi.OpSetServerState, Backend: be.Name, Server: b.Name, State: target(b)})
+		d.emit(runtimeop.Op{Kind: runtimeop.OpSetServerState, Backend: be.Name, Server: b.Name, State: target(b)})
 	}
 	return true
 }

@@ -1,7 +1,7 @@
 package deployplan
 
 import (
-	"github.com/haptic-io/haptic/agentapi"
+	"github.com/haptic-io/haptic/agentapi/runtimeop"
 	"github.com/haptic-io/haptic/renderplan"
 )
 
@@ -16,11 +16,11 @@ type Baseline struct {
 	// AgentOps are the op kinds the pod's agent executes. Nil or empty
 	// means unknown, which forces a reload; an op of a kind outside the
 	// list forces a reload too.
-	AgentOps []agentapi.OpKind
+	AgentOps []runtimeop.OpKind
 	// PendingDeletes are servers and backends the agent still waits to
-	// delete, as it reports them in [agentapi.State.PendingDeletes]: they
+	// delete, as it reports them in its state (agentapi.State.PendingDeletes): they
 	// exist in HAProxy although Plan no longer has them.
-	PendingDeletes []agentapi.PendingDelete
+	PendingDeletes []runtimeop.PendingDelete
 	// MaxOps bounds the ops of one apply; 0 means [DefaultMaxOps]. A
 	// larger change reloads.
 	MaxOps int

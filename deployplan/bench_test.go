@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/haptic-io/haptic/agentapi"
+	"github.com/haptic-io/haptic/agentapi/runtimeop"
 	"github.com/haptic-io/haptic/deployplan"
 	"github.com/haptic-io/haptic/renderplan"
 )
@@ -54,7 +54,7 @@ func bigPlan(tb testing.TB, n int, routeChanged bool) *renderplan.Plan {
 func BenchmarkDiff5000(b *testing.B) {
 	base := bigPlan(b, 5000, false)
 	next := bigPlan(b, 5000, true)
-	bl := deployplan.Baseline{Plan: base, HAProxyVersion: "3.4.7-1", AgentOps: agentapi.OpKinds()}
+	bl := deployplan.Baseline{Plan: base, HAProxyVersion: "3.4.7-1", AgentOps: runtimeop.OpKinds()}
 	d := deployplan.Diff(next, bl)
 	if d.Verdict != deployplan.VerdictRuntime || len(d.Ops) != 4 {
 		b.Fatalf("unexpected decision:\n%s", d)
@@ -70,12 +70,12 @@ func BenchmarkDiff5000(b *testing.B) {
 	b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
 }
 
-// routeInputs are the NewPlan arguments of a plan with n dynamic backends
+// routeInputs are the NewOutput arguments of a plan with n dynamic backends
 // (2 servers each) routed by three unordered maps (hosts, paths, sni:
 // one entry per backend each). With added, one more backend and its three
 // entries are in, the shape of a route add. Unchanged backends and maps
 // keep their slices from prev (nil: build all afresh), as a controller
-// rendering the same objects again would hand them to a PlanCache.
+// rendering the same objects again would hand them to a renderplan.Cache.
 type routeInputs struct {
 	pieces   []renderplan.Piece
 	profiles []renderplan.Profile
@@ -125,17 +125,17 @@ func newRouteInputs(n int, added bool, prev *routeInputs) *routeInputs {
 
 // routePlans returns a base plan of n backends and the next one, with
 // one route added or none, built afresh (shared: false) or by one
-// PlanCache like the controller's (shared: true), which shares unchanged
+// renderplan.Cache like the controller's (shared: true), which shares unchanged
 // backends' servers and maps' entries between the two plans.
 func routePlans(tb testing.TB, n int, added, shared bool) (base, next *renderplan.Plan) {
 	tb.Helper()
-	build := func(c *renderplan.PlanCache, in *routeInputs) *renderplan.Plan {
+	build := func(c *renderplan.Cache, in *routeInputs) *renderplan.Plan {
 		var out *renderplan.Output
 		var err error
 		if c != nil {
-			out, err = c.NewPlan(in.pieces, in.profiles, in.backends, in.maps, nil)
+			out, err = c.NewOutput(in.pieces, in.profiles, in.backends, in.maps, nil)
 		} else {
-			out, err = renderplan.NewPlan(in.pieces, in.profiles, in.backends, in.maps, nil)
+			out, err = renderplan.NewOutput(in.pieces, in.profiles, in.backends, in.maps, nil)
 		}
 		if err != nil {
 			tb.Fatal(err)
@@ -146,7 +146,7 @@ func routePlans(tb testing.TB, n int, added, shared bool) (base, next *renderpla
 	if !shared {
 		return build(nil, first), build(nil, newRouteInputs(n, added, nil))
 	}
-	var c renderplan.PlanCache
+	var c renderplan.Cache
 	base = build(&c, first)
 	next = build(&c, newRouteInputs(n, added, first))
 	return base, next
@@ -156,7 +156,7 @@ func routePlans(tb testing.TB, n int, added, shared bool) (base, next *renderpla
 // 3,000 or 5,000 dynamic backends (2 servers each) and three maps of one
 // entry per backend, where one backend and its three map entries are
 // added ("added") or nothing changed ("unchanged"), with plans built
-// afresh or by one PlanCache ("shared").
+// afresh or by one renderplan.Cache ("shared").
 func BenchmarkDiffRouteAdd(b *testing.B) {
 	for _, n := range []int{3000, 5000} {
 		for _, added := range []bool{true, false} {
@@ -164,7 +164,7 @@ func BenchmarkDiffRouteAdd(b *testing.B) {
 				name := fmt.Sprintf("backends=%d/added=%t/shared=%t", n, added, shared)
 				b.Run(name, func(b *testing.B) {
 					base, next := routePlans(b, n, added, shared)
-					bl := deployplan.Baseline{Plan: base, HAProxyVersion: "3.4.7-1", AgentOps: agentapi.OpKinds()}
+					bl := deployplan.Baseline{Plan: base, HAProxyVersion: "3.4.7-1", AgentOps: runtimeop.OpKinds()}
 					d := deployplan.Diff(next, bl)
 					switch {
 					case added && (d.Verdict != deployplan.VerdictRuntime || len(d.Ops) != 9):

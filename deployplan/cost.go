@@ -3,7 +3,7 @@ package deployplan
 import (
 	"time"
 
-	"github.com/haptic-io/haptic/agentapi"
+	"github.com/haptic-io/haptic/agentapi/runtimeop"
 	"github.com/haptic-io/haptic/renderplan"
 )
 
@@ -28,15 +28,15 @@ const (
 )
 
 // runtimeCost estimates the time the agent spends running ops.
-func runtimeCost(ops []agentapi.Op) time.Duration {
+func runtimeCost(ops []runtimeop.Op) time.Duration {
 	var d time.Duration
 	for _, o := range ops {
 		switch o.Kind {
-		case agentapi.OpDelServer: // maint, wait srv-removable, del
+		case runtimeop.OpDelServer: // maint, wait srv-removable, del
 			d += 3 * costPerCommand
-		case agentapi.OpDelBackend: // wait be-removable, del
+		case runtimeop.OpDelBackend: // wait be-removable, del
 			d += 2 * costPerCommand
-		case agentapi.OpReplaceMap: // prepare, payload chunks, commit
+		case runtimeop.OpReplaceMap: // prepare, payload chunks, commit
 			d += 2*costPerCommand + time.Duration(len(o.Entries))*costPerPayloadEntry
 		default:
 			d += costPerCommand

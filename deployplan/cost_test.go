@@ -4,19 +4,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/haptic-io/haptic/agentapi"
+	"github.com/haptic-io/haptic/agentapi/runtimeop"
 	"github.com/haptic-io/haptic/renderplan"
 )
 
 func TestRuntimeCostMatchesTheMeasuredRouteAdd(t *testing.T) {
 	// 1,000 routes on 3.4 = add backend, add server, set state ready,
 	// publish, add map: 5,000 commands measured at 43 ms.
-	var ops []agentapi.Op
+	var ops []runtimeop.Op
 	for range 1000 {
 		ops = append(ops,
-			agentapi.Op{Kind: agentapi.OpAddBackend}, agentapi.Op{Kind: agentapi.OpAddServer},
-			agentapi.Op{Kind: agentapi.OpSetServerState}, agentapi.Op{Kind: agentapi.OpPublishBackend},
-			agentapi.Op{Kind: agentapi.OpAddMapEntry})
+			runtimeop.Op{Kind: runtimeop.OpAddBackend}, runtimeop.Op{Kind: runtimeop.OpAddServer},
+			runtimeop.Op{Kind: runtimeop.OpSetServerState}, runtimeop.Op{Kind: runtimeop.OpPublishBackend},
+			runtimeop.Op{Kind: runtimeop.OpAddMapEntry})
 	}
 	if got := runtimeCost(ops); got < 35*time.Millisecond || got > 55*time.Millisecond {
 		t.Errorf("runtimeCost of 5,000 commands = %v, want about the measured 43 ms", got)

@@ -4,25 +4,25 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/haptic-io/haptic/agentapi"
+	"github.com/haptic-io/haptic/agentapi/runtimeop"
 	"github.com/haptic-io/haptic/renderplan"
 )
 
 // Verdict says how a plan reaches a pod. It is the agent contract's
 // verdict, so a [Decision] travels to the agent as it is.
-type Verdict = agentapi.Verdict
+type Verdict = runtimeop.Verdict
 
 // Verdicts, from the least to the most disruptive.
 const (
 	// VerdictNoop: nothing changed.
-	VerdictNoop = agentapi.VerdictNoop
+	VerdictNoop = runtimeop.VerdictNoop
 	// VerdictFileOnly: write the files; the running HAProxy need not learn
 	// anything.
-	VerdictFileOnly = agentapi.VerdictFileOnly
+	VerdictFileOnly = runtimeop.VerdictFileOnly
 	// VerdictRuntime: write the files and run the ops on the worker socket.
-	VerdictRuntime = agentapi.VerdictRuntime
+	VerdictRuntime = runtimeop.VerdictRuntime
 	// VerdictReload: write the files and reload.
-	VerdictReload = agentapi.VerdictReload
+	VerdictReload = runtimeop.VerdictReload
 )
 
 // Decision is how one plan reaches one pod.
@@ -30,7 +30,7 @@ type Decision struct {
 	Verdict Verdict `json:"verdict"`
 	// Ops are the runtime ops in apply order; empty unless Verdict is
 	// VerdictRuntime.
-	Ops []agentapi.Op `json:"ops,omitempty"`
+	Ops []runtimeop.Op `json:"ops,omitempty"`
 	// Files is the next plan's full file set, sorted by path: the agent
 	// writes it whatever the verdict, so that the next reload reproduces
 	// what runtime ops did.

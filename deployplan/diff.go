@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/haptic-io/haptic/agentapi"
+	"github.com/haptic-io/haptic/agentapi/runtimeop"
 	"github.com/haptic-io/haptic/renderplan"
 )
 
@@ -101,9 +101,9 @@ func Diff(next *renderplan.Plan, base Baseline) Decision {
 type differ struct {
 	base, next *renderplan.Plan
 	caps       Capabilities
-	pending    map[agentapi.PendingDelete]bool
+	pending    map[runtimeop.PendingDelete]bool
 
-	ops     []agentapi.Op
+	ops     []runtimeop.Op
 	reasons []Reason // runtime and file_only changes
 	reloads []Reason // what forces a reload
 
@@ -128,7 +128,7 @@ func (d *differ) fileOnly(subject, format string, args ...any) {
 	d.reasons = append(d.reasons, Reason{Subject: subject, Message: fmt.Sprintf(format, args...), Verdict: VerdictFileOnly})
 }
 
-func (d *differ) emit(ops ...agentapi.Op) { d.ops = append(d.ops, ops...) }
+func (d *differ) emit(ops ...runtimeop.Op) { d.ops = append(d.ops, ops...) }
 
 // diffCore compares the core sections of haproxy.cfg in file order.
 func (d *differ) diffCore() {
@@ -263,10 +263,10 @@ func filePath(f *renderplan.File) string       { return f.Path }
 // list for the rest, so that building it allocates nothing.
 type opKinds struct {
 	mask  uint64
-	other []agentapi.OpKind
+	other []runtimeop.OpKind
 }
 
-func opKindSet(ks []agentapi.OpKind) opKinds {
+func opKindSet(ks []runtimeop.OpKind) opKinds {
 	var s opKinds
 	for _, k := range ks {
 		if k >= 0 && k < 64 {
@@ -278,18 +278,18 @@ func opKindSet(ks []agentapi.OpKind) opKinds {
 	return s
 }
 
-func (s opKinds) has(k agentapi.OpKind) bool {
+func (s opKinds) has(k runtimeop.OpKind) bool {
 	if k >= 0 && k < 64 {
 		return s.mask&(1<<uint(k)) != 0
 	}
 	return slices.Contains(s.other, k)
 }
 
-func pendingSet(p []agentapi.PendingDelete) map[agentapi.PendingDelete]bool {
+func pendingSet(p []runtimeop.PendingDelete) map[runtimeop.PendingDelete]bool {
 	if len(p) == 0 {
 		return nil
 	}
-	m := make(map[agentapi.PendingDelete]bool, len(p))
+	m := make(map[runtimeop.PendingDelete]bool, len(p))
 	for _, x := range p {
 		m[x] = true
 	}
@@ -297,7 +297,7 @@ func pendingSet(p []agentapi.PendingDelete) map[agentapi.PendingDelete]bool {
 }
 
 // subjectOf names an op's object for a Reason.
-func subjectOf(o agentapi.Op) string {
+func subjectOf(o runtimeop.Op) string {
 	switch {
 	case o.Server != "":
 		return "server " + o.Backend + "/" + o.Server

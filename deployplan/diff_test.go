@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/haptic-io/haptic/agentapi"
+	"github.com/haptic-io/haptic/agentapi/runtimeop"
 	"github.com/haptic-io/haptic/deployplan"
 	"github.com/haptic-io/haptic/renderplan"
 )
@@ -23,7 +23,7 @@ map maps/hosts.map
 `
 
 func baseline(p *renderplan.Plan, version string) deployplan.Baseline {
-	return deployplan.Baseline{Plan: p, HAProxyVersion: version, AgentOps: agentapi.OpKinds()}
+	return deployplan.Baseline{Plan: p, HAProxyVersion: version, AgentOps: runtimeop.OpKinds()}
 }
 
 func TestDiffUnknownStateAlwaysReloadsWithTheFullFileSet(t *testing.T) {

@@ -30,7 +30,7 @@
 //
 // # Op order
 //
-// Ops are sorted by [agentapi.OpKind.Phase], then by target, keeping the
+// Ops are sorted by [runtimeop.OpKind.Phase], then by target, keeping the
 // emitted order of one target's ops: add backends, add and update servers,
 // publish, map upserts, certificates, map deletes, unpublish, server
 // deletes, backend deletes. A server is never re-addressed while serving
@@ -42,14 +42,14 @@
 // Diff walks the sorted lists of both plans (backends, servers, maps,
 // map entries, files) in step, checking their order on the way, and
 // allocates in proportion to the change, not to the plans. Lists shared
-// by the two plans, as [renderplan.PlanCache] shares unchanged backends'
+// by the two plans, as [renderplan.Cache] shares unchanged backends'
 // servers and maps' entries, are compared by identity.
 //
 // # Certificates
 //
-// A certificate file whose digest changed becomes [agentapi.OpSetCert] (the
+// A certificate file whose digest changed becomes [runtimeop.OpSetCert] (the
 // agent reads the PEM from the file of the same apply, named by path and
-// digest) and [agentapi.OpCommitCert]. Plans carry no crt-list entries, so
+// digest) and [runtimeop.OpCommitCert]. Plans carry no crt-list entries, so
 // a crt-list change reloads, and a new certificate file is file_only until
 // a crt-list or the configuration names it.
 package deployplan

@@ -3,7 +3,7 @@ package deployplan_test
 import (
 	"fmt"
 
-	"github.com/haptic-io/haptic/agentapi"
+	"github.com/haptic-io/haptic/agentapi/runtimeop"
 	"github.com/haptic-io/haptic/deployplan"
 	"github.com/haptic-io/haptic/renderplan"
 )
@@ -33,7 +33,7 @@ func route(extra bool) *renderplan.Plan {
 func ExampleDiff() {
 	base, next := route(false), route(true)
 	for _, version := range []string{"3.4.7-1", "3.2.26-1"} {
-		d := deployplan.Diff(next, deployplan.Baseline{Plan: base, HAProxyVersion: version, AgentOps: agentapi.OpKinds()})
+		d := deployplan.Diff(next, deployplan.Baseline{Plan: base, HAProxyVersion: version, AgentOps: runtimeop.OpKinds()})
 		fmt.Printf("HAProxy %s:\n%s", version, d)
 	}
 	// Output:

@@ -1,7 +1,7 @@
 package deployplan
 
 import (
-	"github.com/haptic-io/haptic/agentapi"
+	"github.com/haptic-io/haptic/agentapi/runtimeop"
 	"github.com/haptic-io/haptic/renderplan"
 )
 
@@ -95,8 +95,8 @@ func (d *differ) fileChanged(a, b *renderplan.File) {
 		d.fileOnly(subject, "metadata changed")
 	case b.Kind == renderplan.FileCert:
 		d.emit(
-			agentapi.Op{Kind: agentapi.OpSetCert, Cert: b.Path, Digest: string(b.Digest)},
-			agentapi.Op{Kind: agentapi.OpCommitCert, Cert: b.Path},
+			runtimeop.Op{Kind: runtimeop.OpSetCert, Cert: b.Path, Digest: string(b.Digest)},
+			runtimeop.Op{Kind: runtimeop.OpCommitCert, Cert: b.Path},
 		)
 		d.runtime(subject, "certificate changed")
 	default:

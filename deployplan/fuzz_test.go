@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/haptic-io/haptic/agentapi"
+	"github.com/haptic-io/haptic/agentapi/runtimeop"
 	"github.com/haptic-io/haptic/deployplan"
 	"github.com/haptic-io/haptic/renderplan"
 )
@@ -41,7 +41,7 @@ func FuzzDiff(f *testing.F) {
 			}
 			damagePlan(target, b)
 		}
-		bl := deployplan.Baseline{Plan: base, HAProxyVersion: version, AgentOps: agentapi.OpKinds()}
+		bl := deployplan.Baseline{Plan: base, HAProxyVersion: version, AgentOps: runtimeop.OpKinds()}
 		d1 := deployplan.Diff(next, bl)
 		d2 := deployplan.Diff(next, bl)
 		if diff := cmp.Diff(d1, d2); diff != "" {

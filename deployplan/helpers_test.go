@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/haptic-io/haptic/agentapi"
+	"github.com/haptic-io/haptic/agentapi/runtimeop"
 	"github.com/haptic-io/haptic/deployplan"
 	"github.com/haptic-io/haptic/renderplan"
 )
@@ -173,10 +173,10 @@ func parseCaps(t testing.TB, src string) deployplan.Baseline {
 		case f[0] == "haproxy" && len(f) == 2:
 			base.HAProxyVersion = f[1]
 		case f[0] == "agent" && len(f) == 2 && f[1] == "all":
-			base.AgentOps = agentapi.OpKinds()
+			base.AgentOps = runtimeop.OpKinds()
 		case f[0] == "agent":
 			for _, name := range f[1:] {
-				k, err := agentapi.ParseOpKind(name)
+				k, err := runtimeop.ParseOpKind(name)
 				if err != nil {
 					t.Fatalf("caps: %v", err)
 				}
@@ -184,7 +184,7 @@ func parseCaps(t testing.TB, src string) deployplan.Baseline {
 			}
 		case f[0] == "pending" && len(f) == 2:
 			b, s, _ := strings.Cut(f[1], "/")
-			base.PendingDeletes = append(base.PendingDeletes, agentapi.PendingDelete{Backend: b, Server: s})
+			base.PendingDeletes = append(base.PendingDeletes, runtimeop.PendingDelete{Backend: b, Server: s})
 		case f[0] == "maxops" && len(f) == 2:
 			n, err := strconv.Atoi(f[1])
 			if err != nil {

@@ -1,7 +1,7 @@
 package deployplan
 
 import (
-	"github.com/haptic-io/haptic/agentapi"
+	"github.com/haptic-io/haptic/agentapi/runtimeop"
 	"github.com/haptic-io/haptic/renderplan"
 )
 
@@ -33,7 +33,7 @@ func (d *differ) diffMaps() bool {
 func (d *differ) changeMap(a, b *renderplan.Map) {
 	x, y := a.Entries, b.Entries
 	if sameEntries(x, y) {
-		// The same backing array (plans built by one PlanCache share
+		// The same backing array (plans built by one renderplan.Cache share
 		// unchanged maps): nothing changed, whatever the order.
 		return
 	}
@@ -69,17 +69,17 @@ func (d *differ) changeMap(a, b *renderplan.Map) {
 		switch {
 		case i < len(x) && j < len(y) && x[i].Key == y[j].Key:
 			if x[i].Value != y[j].Value {
-				d.emit(agentapi.Op{Kind: agentapi.OpSetMapEntry, Map: b.Path, Key: y[j].Key, Value: y[j].Value})
+				d.emit(runtimeop.Op{Kind: runtimeop.OpSetMapEntry, Map: b.Path, Key: y[j].Key, Value: y[j].Value})
 				left--
 			}
 			i++
 			j++
 		case j == len(y) || i < len(x) && x[i].Key < y[j].Key:
-			d.emit(agentapi.Op{Kind: agentapi.OpDelMapEntry, Map: b.Path, Key: x[i].Key})
+			d.emit(runtimeop.Op{Kind: runtimeop.OpDelMapEntry, Map: b.Path, Key: x[i].Key})
 			left--
 			i++
 		default:
-			d.emit(agentapi.Op{Kind: agentapi.OpAddMapEntry, Map: b.Path, Key: y[j].Key, Value: y[j].Value})
+			d.emit(runtimeop.Op{Kind: runtimeop.OpAddMapEntry, Map: b.Path, Key: y[j].Key, Value: y[j].Value})
 			left--
 			j++
 		}
@@ -162,12 +162,12 @@ func sameEntries(x, y []renderplan.MapEntry) bool {
 	return len(x) == len(y) && (len(x) == 0 || &x[0] == &y[0])
 }
 
-func replaceMap(m *renderplan.Map) agentapi.Op {
-	entries := make([]agentapi.MapEntry, len(m.Entries))
+func replaceMap(m *renderplan.Map) runtimeop.Op {
+	entries := make([]runtimeop.MapEntry, len(m.Entries))
 	for i, e := range m.Entries {
-		entries[i] = agentapi.MapEntry{Key: e.Key, Value: e.Value}
+		entries[i] = runtimeop.MapEntry{Key: e.Key, Value: e.Value}
 	}
-	return agentapi.Op{Kind: agentapi.OpReplaceMap, Map: m.Path, Entries: entries}
+	return runtimeop.Op{Kind: runtimeop.OpReplaceMap, Map: m.Path, Entries: entries}
 }
 
 func entriesEqual(a, b []renderplan.MapEntry) bool {

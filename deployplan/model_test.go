@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/haptic-io/haptic/agentapi"
+	"github.com/haptic-io/haptic/agentapi/runtimeop"
 	"github.com/haptic-io/haptic/renderplan"
 )
 
@@ -17,7 +17,7 @@ import (
 type model struct {
 	profiles map[string]bool
 	backends map[string]*modelBackend
-	maps     map[string][]agentapi.MapEntry
+	maps     map[string][]runtimeop.MapEntry
 	ordered  map[string]bool
 	certs    map[string]string // path → digest
 	// pendingCert is the one open certificate transaction ("" if none).
@@ -38,7 +38,7 @@ type modelServer struct {
 	Address  string
 	Port     int
 	Weight   int
-	State    agentapi.ServerState
+	State    runtimeop.ServerState
 	Check    bool
 	Health   bool
 	Keywords string
@@ -59,7 +59,7 @@ func modelOf(p *renderplan.Plan) *model {
 	m := &model{
 		profiles: map[string]bool{},
 		backends: map[string]*modelBackend{},
-		maps:     map[string][]agentapi.MapEntry{},
+		maps:     map[string][]runtimeop.MapEntry{},
 		ordered:  map[string]bool{},
 		certs:    map[string]string{},
 	}
@@ -70,18 +70,18 @@ func modelOf(p *renderplan.Plan) *model {
 		mb := &modelBackend{Published: true, Profile: be.Profile, Mode: be.Mode, GUID: be.GUID, Servers: map[string]modelServer{},
 			Structural: be.Shape == renderplan.ShapeStructural, BodyDigest: strings.Join(be.Body, "\n")}
 		for _, s := range be.Servers {
-			st := agentapi.StateReady
+			st := runtimeop.StateReady
 			if s.Disabled {
-				st = agentapi.StateMaint
+				st = runtimeop.StateMaint
 			}
 			mb.Servers[s.Name] = modelServer{Address: s.Address, Port: s.Port, Weight: s.Weight, State: st, Check: s.Check, Health: s.Check, Keywords: strings.Join(s.Keywords, " ")}
 		}
 		m.backends[be.Name] = mb
 	}
 	for _, mp := range p.Maps {
-		es := make([]agentapi.MapEntry, len(mp.Entries))
+		es := make([]runtimeop.MapEntry, len(mp.Entries))
 		for i, e := range mp.Entries {
-			es[i] = agentapi.MapEntry{Key: e.Key, Value: e.Value}
+			es[i] = runtimeop.MapEntry{Key: e.Key, Value: e.Value}
 		}
 		m.maps[mp.Path] = es
 		m.ordered[mp.Path] = mp.Ordered
@@ -108,9 +108,9 @@ func (m *model) server(be, s string) (*modelBackend, modelServer, error) {
 
 // apply runs one op the way HAProxy would, or says why HAProxy (or the
 // planner's safety rules) would refuse it.
-func (m *model) apply(o agentapi.Op) error {
+func (m *model) apply(o runtimeop.Op) error {
 	switch o.Kind {
-	case agentapi.OpAddBackend:
+	case runtimeop.OpAddBackend:
 		if _, dup := m.backends[o.Backend]; dup {
 			return refusal("name is already used by other proxy")
 		}
@@ -123,7 +123,7 @@ func (m *model) apply(o agentapi.Op) error {
 			}
 		}
 		m.backends[o.Backend] = &modelBackend{Profile: o.Profile, Mode: o.Mode, GUID: o.GUID, Servers: map[string]modelServer{}}
-	case agentapi.OpAddServer:
+	case runtimeop.OpAddServer:
 		b, ok := m.backends[o.Backend]
 		if !ok {
 			return refusal("No such backend.")
@@ -131,32 +131,32 @@ func (m *model) apply(o agentapi.Op) error {
 		if _, dup := b.Servers[o.Server]; dup {
 			return refusal("Already exists a server with the same name in backend.")
 		}
-		b.Servers[o.Server] = modelServer{Address: o.Address, Port: o.Port, Weight: o.Weight, State: agentapi.StateMaint, Check: o.Check, Keywords: strings.Join(o.Keywords, " ")}
-	case agentapi.OpSetServerState:
+		b.Servers[o.Server] = modelServer{Address: o.Address, Port: o.Port, Weight: o.Weight, State: runtimeop.StateMaint, Check: o.Check, Keywords: strings.Join(o.Keywords, " ")}
+	case runtimeop.OpSetServerState:
 		b, s, err := m.server(o.Backend, o.Server)
 		if err != nil {
 			return err
 		}
 		s.State = o.State
 		b.Servers[o.Server] = s
-	case agentapi.OpSetServerAddr:
+	case runtimeop.OpSetServerAddr:
 		b, s, err := m.server(o.Backend, o.Server)
 		if err != nil {
 			return err
 		}
-		if s.State != agentapi.StateMaint {
+		if s.State != runtimeop.StateMaint {
 			return fmt.Errorf("planner rule: re-addressed serving server %s/%s (state %s)", o.Backend, o.Server, s.State)
 		}
 		s.Address, s.Port = o.Address, o.Port
 		b.Servers[o.Server] = s
-	case agentapi.OpSetServerWeight:
+	case runtimeop.OpSetServerWeight:
 		b, s, err := m.server(o.Backend, o.Server)
 		if err != nil {
 			return err
 		}
 		s.Weight = o.Weight
 		b.Servers[o.Server] = s
-	case agentapi.OpEnableHealth:
+	case runtimeop.OpEnableHealth:
 		b, s, err := m.server(o.Backend, o.Server)
 		if err != nil {
 			return err
@@ -166,19 +166,19 @@ func (m *model) apply(o agentapi.Op) error {
 		}
 		s.Health = true
 		b.Servers[o.Server] = s
-	case agentapi.OpPublishBackend, agentapi.OpUnpublishBackend:
+	case runtimeop.OpPublishBackend, runtimeop.OpUnpublishBackend:
 		b, ok := m.backends[o.Backend]
 		if !ok {
 			return refusal("No such backend.")
 		}
-		b.Published = o.Kind == agentapi.OpPublishBackend
-	case agentapi.OpAddMapEntry:
+		b.Published = o.Kind == runtimeop.OpPublishBackend
+	case runtimeop.OpAddMapEntry:
 		es, ok := m.maps[o.Map]
 		if !ok {
 			return refusal("Unknown map identifier.")
 		}
-		m.maps[o.Map] = append(es, agentapi.MapEntry{Key: o.Key, Value: o.Value}) // never de-duplicates
-	case agentapi.OpSetMapEntry:
+		m.maps[o.Map] = append(es, runtimeop.MapEntry{Key: o.Key, Value: o.Value}) // never de-duplicates
+	case runtimeop.OpSetMapEntry:
 		es, ok := m.maps[o.Map]
 		if !ok {
 			return refusal("Unknown map identifier.")
@@ -192,27 +192,27 @@ func (m *model) apply(o agentapi.Op) error {
 		if !found {
 			return refusal("entry not found.")
 		}
-	case agentapi.OpDelMapEntry:
+	case runtimeop.OpDelMapEntry:
 		es, ok := m.maps[o.Map]
 		if !ok {
 			return refusal("Unknown map identifier.")
 		}
-		i := slices.IndexFunc(es, func(e agentapi.MapEntry) bool { return e.Key == o.Key })
+		i := slices.IndexFunc(es, func(e runtimeop.MapEntry) bool { return e.Key == o.Key })
 		if i < 0 {
 			return refusal("Key not found.")
 		}
 		m.maps[o.Map] = slices.Delete(es, i, i+1) // 3.4.7: one copy per call
-	case agentapi.OpReplaceMap:
+	case runtimeop.OpReplaceMap:
 		if _, ok := m.maps[o.Map]; !ok {
 			return refusal("Unknown map identifier.")
 		}
 		m.maps[o.Map] = slices.Clone(o.Entries)
-	case agentapi.OpNewCert:
+	case runtimeop.OpNewCert:
 		if _, dup := m.certs[o.Cert]; dup {
 			return refusalf("Certificate '%s' already exists!", o.Cert)
 		}
 		m.certs[o.Cert] = ""
-	case agentapi.OpSetCert:
+	case runtimeop.OpSetCert:
 		if _, ok := m.certs[o.Cert]; !ok {
 			return refusal("Can't replace a certificate which is not referenced by the configuration!")
 		}
@@ -220,13 +220,13 @@ func (m *model) apply(o agentapi.Op) error {
 			return refusalf("The ongoing transaction is about '%s' but you are trying to set '%s'", m.pendingCert, o.Cert)
 		}
 		m.pendingCert, m.pendingDigest = o.Cert, o.Digest
-	case agentapi.OpCommitCert:
+	case runtimeop.OpCommitCert:
 		if m.pendingCert != o.Cert {
 			return refusal("No ongoing transaction!")
 		}
 		m.certs[o.Cert] = m.pendingDigest
 		m.pendingCert, m.pendingDigest = "", ""
-	case agentapi.OpDelServer:
+	case runtimeop.OpDelServer:
 		b, s, err := m.server(o.Backend, o.Server)
 		if err != nil {
 			return err
@@ -236,7 +236,7 @@ func (m *model) apply(o agentapi.Op) error {
 		// srv-removable. A removable server is assumed here.
 		_ = s
 		delete(b.Servers, o.Server)
-	case agentapi.OpDelBackend:
+	case runtimeop.OpDelBackend:
 		b, ok := m.backends[o.Backend]
 		switch {
 		case !ok:
@@ -257,11 +257,11 @@ func (m *model) apply(o agentapi.Op) error {
 // lists, and only the certificates named in keepCerts (a certificate that
 // nothing loaded names is not observable).
 func (m *model) comparable(keepCerts func(string) bool) map[string]any {
-	maps2 := map[string][]agentapi.MapEntry{}
+	maps2 := map[string][]runtimeop.MapEntry{}
 	for path, es := range m.maps {
 		es = slices.Clone(es)
 		if !m.ordered[path] {
-			slices.SortStableFunc(es, func(a, b agentapi.MapEntry) int { return strings.Compare(a.Key, b.Key) })
+			slices.SortStableFunc(es, func(a, b runtimeop.MapEntry) int { return strings.Compare(a.Key, b.Key) })
 		}
 		maps2[path] = es
 	}
@@ -285,10 +285,10 @@ func (m *model) comparable(keepCerts func(string) bool) map[string]any {
 // has a ready server when next gives it one.
 func (m *model) routingProblem(base, next *renderplan.Plan) string {
 	for path, es := range m.maps {
-		old := map[agentapi.MapEntry]bool{}
+		old := map[runtimeop.MapEntry]bool{}
 		if bm, ok := base.Map(path); ok {
 			for _, e := range bm.Entries {
-				old[agentapi.MapEntry{Key: e.Key, Value: e.Value}] = true
+				old[runtimeop.MapEntry{Key: e.Key, Value: e.Value}] = true
 			}
 		}
 		for _, e := range es {
@@ -306,7 +306,7 @@ func (m *model) routingProblem(base, next *renderplan.Plan) string {
 			wantReady := slices.ContainsFunc(nb.Servers, func(s renderplan.Server) bool { return !s.Disabled })
 			hasReady := false
 			for _, s := range b.Servers {
-				hasReady = hasReady || s.State == agentapi.StateReady
+				hasReady = hasReady || s.State == runtimeop.StateReady
 			}
 			if wantReady && !hasReady {
 				return fmt.Sprintf("map %s routes %s to %s, which has no ready server", path, e.Key, e.Value)

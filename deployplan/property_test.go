@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/haptic-io/haptic/agentapi"
+	"github.com/haptic-io/haptic/agentapi/runtimeop"
 	"github.com/haptic-io/haptic/deployplan"
 	"github.com/haptic-io/haptic/renderplan"
 )
@@ -39,7 +39,7 @@ func TestDiffRuntimeOpsReproduceAReload(t *testing.T) {
 			if verdicts[v] == nil {
 				verdicts[v] = map[deployplan.Verdict]int{}
 			}
-			d := deployplan.Diff(no.Plan, deployplan.Baseline{Plan: bo.Plan, HAProxyVersion: v, AgentOps: agentapi.OpKinds()})
+			d := deployplan.Diff(no.Plan, deployplan.Baseline{Plan: bo.Plan, HAProxyVersion: v, AgentOps: runtimeop.OpKinds()})
 			verdicts[v][d.Verdict]++
 			checkDecision(t, i, v, bo.Plan, no.Plan, d)
 		}
@@ -80,7 +80,7 @@ func checkDecision(t *testing.T, i int, series string, base, next *renderplan.Pl
 		if p := m.routingProblem(base, next); p != "" {
 			t.Fatalf("pair %d on %s: after op %d %v: %s\ndecision:\n%s", i, series, k, o, p, d)
 		}
-		if !dynamicBackendsOK(series) && (o.Kind == agentapi.OpAddBackend || o.Kind == agentapi.OpDelBackend) {
+		if !dynamicBackendsOK(series) && (o.Kind == runtimeop.OpAddBackend || o.Kind == runtimeop.OpDelBackend) {
 			t.Fatalf("pair %d on %s: backend op %v below 3.4", i, series, o)
 		}
 	}

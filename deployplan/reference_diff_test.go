@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/haptic-io/haptic/agentapi"
+	"github.com/haptic-io/haptic/agentapi/runtimeop"
 	"github.com/haptic-io/haptic/deployplan"
 	"github.com/haptic-io/haptic/renderplan"
 )
@@ -16,7 +16,7 @@ import (
 // TestDiffDecidesExactlyLikeTheReferenceImplementation is the differential
 // test of the in-step Diff: over many random plan pairs (small ones from
 // the spec generator, larger ones edited in place, plans sharing memory as
-// PlanCache outputs do, damaged and unsorted ones) and baselines, Diff
+// renderplan.Cache outputs do, damaged and unsorted ones) and baselines, Diff
 // must return exactly what the reference implementation (Diff before the
 // rewrite, kept in reference_test.go) returns.
 func TestDiffDecidesExactlyLikeTheReferenceImplementation(t *testing.T) {
@@ -28,7 +28,7 @@ func TestDiffDecidesExactlyLikeTheReferenceImplementation(t *testing.T) {
 	verdicts := map[deployplan.Verdict]int{}
 	for i := range iterations {
 		base, next := randomPair(t, r)
-		bl := deployplan.Baseline{Plan: base, HAProxyVersion: pick(r, []string{"3.0", "3.2.26", "3.4.7-1", "3.4"}), AgentOps: agentapi.OpKinds()}
+		bl := deployplan.Baseline{Plan: base, HAProxyVersion: pick(r, []string{"3.0", "3.2.26", "3.4.7-1", "3.4"}), AgentOps: runtimeop.OpKinds()}
 		switch r.IntN(10) {
 		case 0:
 			bl.AgentOps = bl.AgentOps[:len(bl.AgentOps)-3]
@@ -37,13 +37,13 @@ func TestDiffDecidesExactlyLikeTheReferenceImplementation(t *testing.T) {
 		case 2:
 			if len(base.Backends) > 0 {
 				be := pick(r, base.Backends)
-				bl.PendingDeletes = []agentapi.PendingDelete{{Backend: be.Name + pick(r, []string{"", "x"})}}
+				bl.PendingDeletes = []runtimeop.PendingDelete{{Backend: be.Name + pick(r, []string{"", "x"})}}
 				if len(be.Servers) > 0 {
-					bl.PendingDeletes = append(bl.PendingDeletes, agentapi.PendingDelete{Backend: be.Name, Server: pick(r, be.Servers).Name})
+					bl.PendingDeletes = append(bl.PendingDeletes, runtimeop.PendingDelete{Backend: be.Name, Server: pick(r, be.Servers).Name})
 				}
 			}
 		case 3:
-			bl.AgentOps = append(bl.AgentOps, agentapi.OpKind(99), agentapi.OpKind(-1))
+			bl.AgentOps = append(bl.AgentOps, runtimeop.OpKind(99), runtimeop.OpKind(-1))
 		}
 		want := deployplan.ReferenceDiff(next, bl)
 		got := deployplan.Diff(next, bl)
@@ -163,7 +163,7 @@ func largePlan(t *testing.T, r *rand.Rand, n int) *renderplan.Plan {
 }
 
 // shallowCopy copies the plan's lists but shares every backend's servers
-// and every map's entries, as outputs of one PlanCache do.
+// and every map's entries, as outputs of one renderplan.Cache do.
 func shallowCopy(p *renderplan.Plan) *renderplan.Plan {
 	c := *p
 	c.Sections = slices.Clone(p.Sections)
@@ -353,7 +353,7 @@ func FuzzDiffMatchesReference(f *testing.F) {
 			}
 			damagePlan(target, b)
 		}
-		bl := deployplan.Baseline{Plan: base, HAProxyVersion: version, AgentOps: agentapi.OpKinds()}
+		bl := deployplan.Baseline{Plan: base, HAProxyVersion: version, AgentOps: runtimeop.OpKinds()}
 		if diff := cmp.Diff(deployplan.ReferenceDiff(next, bl), deployplan.Diff(next, bl)); diff != "" {
 			t.Fatalf("Diff differs from the reference (-reference +Diff):\n%s", diff)
 		}

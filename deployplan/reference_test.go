@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/haptic-io/haptic/agentapi"
+	"github.com/haptic-io/haptic/agentapi/runtimeop"
 	"github.com/haptic-io/haptic/renderplan"
 )
 
@@ -61,7 +61,7 @@ func refDiff(next *renderplan.Plan, base Baseline) Decision {
 	sortOps(d.ops)
 
 	// Rule 2, continued: ops the pod cannot execute, or too many of them.
-	supported := make(map[agentapi.OpKind]bool, len(base.AgentOps))
+	supported := make(map[runtimeop.OpKind]bool, len(base.AgentOps))
 	for _, k := range base.AgentOps {
 		supported[k] = true
 	}
@@ -98,9 +98,9 @@ func refDiff(next *renderplan.Plan, base Baseline) Decision {
 type refDiffer struct {
 	base, next *renderplan.Plan
 	caps       Capabilities
-	pending    map[agentapi.PendingDelete]bool
+	pending    map[runtimeop.PendingDelete]bool
 
-	ops     []agentapi.Op
+	ops     []runtimeop.Op
 	reasons []Reason // runtime and file_only changes
 	reloads []Reason // what forces a reload
 
@@ -124,7 +124,7 @@ func (d *refDiffer) fileOnly(subject, format string, args ...any) {
 	d.reasons = append(d.reasons, Reason{Subject: subject, Message: fmt.Sprintf(format, args...), Verdict: VerdictFileOnly})
 }
 
-func (d *refDiffer) emit(ops ...agentapi.Op) { d.ops = append(d.ops, ops...) }
+func (d *refDiffer) emit(ops ...runtimeop.Op) { d.ops = append(d.ops, ops...) }
 
 // diffCore compares the core sections of haproxy.cfg in file order.
 func (d *refDiffer) diffCore() {
@@ -211,11 +211,11 @@ func refCanonicalProblem(p *renderplan.Plan) string {
 	return ""
 }
 
-func refPendingSet(p []agentapi.PendingDelete) map[agentapi.PendingDelete]bool {
+func refPendingSet(p []runtimeop.PendingDelete) map[runtimeop.PendingDelete]bool {
 	if len(p) == 0 {
 		return nil
 	}
-	m := make(map[agentapi.PendingDelete]bool, len(p))
+	m := make(map[runtimeop.PendingDelete]bool, len(p))
 	for _, x := range p {
 		m[x] = true
 	}
@@ -223,7 +223,7 @@ func refPendingSet(p []agentapi.PendingDelete) map[agentapi.PendingDelete]bool {
 }
 
 // refSubjectOf names an op's object for a Reason.
-func refSubjectOf(o agentapi.Op) string {
+func refSubjectOf(o runtimeop.Op) string {
 	switch {
 	case o.Server != "":
 		return "server " + o.Backend + "/" + o.Server
@@ -270,11 +270,11 @@ func (d *refDiffer) removeBackend(be *renderplan.Backend) {
 		d.mustReload(subject, "dynamic backend removed; HAProxy %s cannot delete backends at runtime (3.4+)", d.caps.Series)
 		return
 	}
-	d.emit(agentapi.Op{Kind: agentapi.OpUnpublishBackend, Backend: be.Name})
+	d.emit(runtimeop.Op{Kind: runtimeop.OpUnpublishBackend, Backend: be.Name})
 	for _, s := range be.Servers {
-		d.emit(agentapi.Op{Kind: agentapi.OpDelServer, Backend: be.Name, Server: s.Name})
+		d.emit(runtimeop.Op{Kind: runtimeop.OpDelServer, Backend: be.Name, Server: s.Name})
 	}
-	d.emit(agentapi.Op{Kind: agentapi.OpDelBackend, Backend: be.Name})
+	d.emit(runtimeop.Op{Kind: runtimeop.OpDelBackend, Backend: be.Name})
 	d.runtime(subject, "dynamic backend removed (%s)", refPlural(len(be.Servers), "server"))
 }
 
@@ -295,13 +295,13 @@ func (d *refDiffer) addBackend(be *renderplan.Backend) {
 		d.mustReload(subject, "guid %s is still held by backend %s until that one is deleted", be.GUID, owner)
 		return
 	}
-	d.emit(agentapi.Op{Kind: agentapi.OpAddBackend, Backend: be.Name, Profile: be.Profile, Mode: be.Mode, GUID: be.GUID})
+	d.emit(runtimeop.Op{Kind: runtimeop.OpAddBackend, Backend: be.Name, Profile: be.Profile, Mode: be.Mode, GUID: be.GUID})
 	for i := range be.Servers {
 		if !d.addServer(be, &be.Servers[i]) {
 			return
 		}
 	}
-	d.emit(agentapi.Op{Kind: agentapi.OpPublishBackend, Backend: be.Name})
+	d.emit(runtimeop.Op{Kind: runtimeop.OpPublishBackend, Backend: be.Name})
 	d.runtime(subject, "dynamic backend added (%s)", refPlural(len(be.Servers), "server"))
 }
 
@@ -411,7 +411,7 @@ func (d *refDiffer) diffServers(a, b *renderplan.Backend) {
 		c := refMergeStep(len(sa)-i, len(sb)-j, func() int { return strings.Compare(sa[i].Name, sb[j].Name) })
 		switch {
 		case c < 0:
-			d.emit(agentapi.Op{Kind: agentapi.OpDelServer, Backend: b.Name, Server: sa[i].Name})
+			d.emit(runtimeop.Op{Kind: runtimeop.OpDelServer, Backend: b.Name, Server: sa[i].Name})
 			i++
 		case c > 0:
 			if !d.addServer(b, &sb[j]) {
@@ -434,7 +434,7 @@ func (d *refDiffer) diffServers(a, b *renderplan.Backend) {
 // that cannot be done at runtime.
 func (d *refDiffer) addServer(be *renderplan.Backend, s *renderplan.Server) bool {
 	subject := "server " + be.Name + "/" + s.Name
-	if d.pending[agentapi.PendingDelete{Backend: be.Name, Server: s.Name}] {
+	if d.pending[runtimeop.PendingDelete{Backend: be.Name, Server: s.Name}] {
 		d.mustReload(subject, "added while the pod still waits to delete a server of that name")
 		return false
 	}
@@ -446,13 +446,13 @@ func (d *refDiffer) addServer(be *renderplan.Backend, s *renderplan.Server) bool
 		d.mustReload(subject, "%s", p)
 		return false
 	}
-	d.emit(agentapi.Op{Kind: agentapi.OpAddServer, Backend: be.Name, Server: s.Name, Address: s.Address, Port: s.Port,
+	d.emit(runtimeop.Op{Kind: runtimeop.OpAddServer, Backend: be.Name, Server: s.Name, Address: s.Address, Port: s.Port,
 		Weight: s.Weight, Check: s.Check, Keywords: slices.Clone(s.Keywords)})
 	if !s.Disabled {
-		d.emit(agentapi.Op{Kind: agentapi.OpSetServerState, Backend: be.Name, Server: s.Name, State: agentapi.StateReady})
+		d.emit(runtimeop.Op{Kind: runtimeop.OpSetServerState, Backend: be.Name, Server: s.Name, State: runtimeop.StateReady})
 	}
 	if s.Check {
-		d.emit(agentapi.Op{Kind: agentapi.OpEnableHealth, Backend: be.Name, Server: s.Name})
+		d.emit(runtimeop.Op{Kind: runtimeop.OpEnableHealth, Backend: be.Name, Server: s.Name})
 	}
 	return true
 }
@@ -488,11 +488,11 @@ func (d *refDiffer) changeServer(be *renderplan.Backend, a, b *renderplan.Server
 		d.mustReload(subject, "weight changed, but %q has static weights", staticLB)
 		return false
 	}
-	target := func(s *renderplan.Server) agentapi.ServerState {
+	target := func(s *renderplan.Server) runtimeop.ServerState {
 		if s.Disabled {
-			return agentapi.StateMaint
+			return runtimeop.StateMaint
 		}
-		return agentapi.StateReady
+		return runtimeop.StateReady
 	}
 	readdress := a.Address != b.Address || a.Port != b.Port
 	if readdress {
@@ -501,18 +501,18 @@ func (d *refDiffer) changeServer(be *renderplan.Backend, a, b *renderplan.Server
 			return false
 		}
 		if !a.Disabled {
-			d.emit(agentapi.Op{Kind: agentapi.OpSetServerState, Backend: be.Name, Server: b.Name, State: agentapi.StateMaint})
+			d.emit(runtimeop.Op{Kind: runtimeop.OpSetServerState, Backend: be.Name, Server: b.Name, State: runtimeop.StateMaint})
 		}
-		d.emit(agentapi.Op{Kind: agentapi.OpSetServerAddr, Backend: be.Name, Server: b.Name, Address: b.Address, Port: b.Port})
+		d.emit(runtimeop.Op{Kind: runtimeop.OpSetServerAddr, Backend: be.Name, Server: b.Name, Address: b.Address, Port: b.Port})
 	}
 	if a.Weight != b.Weight {
-		d.emit(agentapi.Op{Kind: agentapi.OpSetServerWeight, Backend: be.Name, Server: b.Name, Weight: b.Weight})
+		d.emit(runtimeop.Op{Kind: runtimeop.OpSetServerWeight, Backend: be.Name, Server: b.Name, Weight: b.Weight})
 	}
 	switch {
 	case readdress && !b.Disabled:
-		d.emit(agentapi.Op{Kind: agentapi.OpSetServerState, Backend: be.Name, Server: b.Name, State: agentapi.StateReady})
+		d.emit(runtimeop.Op{Kind: runtimeop.OpSetServerState, Backend: be.Name, Server: b.Name, State: runtimeop.StateReady})
 	case !readdress && a.Disabled != b.Disabled:
-		d.emit(agentapi.Op{Kind: agentapi.OpSetServerState, Backend: be.Name, Server: b.Name, State: target(b)})
+		d.emit(runtimeop.Op{Kind: runtimeop.OpSetServerState, Backend: be.Name, Server: b.Name, State: target(b)})
 	}
 	return true
 }
@@ -658,14 +658,14 @@ func (d *refDiffer) changeMap(a, b *renderplan.Map) {
 		c := refMergeStep(len(x)-i, len(y)-j, func() int { return strings.Compare(x[i].Key, y[j].Key) })
 		switch {
 		case c < 0:
-			d.emit(agentapi.Op{Kind: agentapi.OpDelMapEntry, Map: b.Path, Key: x[i].Key})
+			d.emit(runtimeop.Op{Kind: runtimeop.OpDelMapEntry, Map: b.Path, Key: x[i].Key})
 			i++
 		case c > 0:
-			d.emit(agentapi.Op{Kind: agentapi.OpAddMapEntry, Map: b.Path, Key: y[j].Key, Value: y[j].Value})
+			d.emit(runtimeop.Op{Kind: runtimeop.OpAddMapEntry, Map: b.Path, Key: y[j].Key, Value: y[j].Value})
 			j++
 		default:
 			if x[i].Value != y[j].Value {
-				d.emit(agentapi.Op{Kind: agentapi.OpSetMapEntry, Map: b.Path, Key: y[j].Key, Value: y[j].Value})
+				d.emit(runtimeop.Op{Kind: runtimeop.OpSetMapEntry, Map: b.Path, Key: y[j].Key, Value: y[j].Value})
 			}
 			i++
 			j++
@@ -674,12 +674,12 @@ func (d *refDiffer) changeMap(a, b *renderplan.Map) {
 	d.runtime(subject, "entries: %s", refCountPhrase(adds, dels, sets))
 }
 
-func refReplaceMap(m *renderplan.Map) agentapi.Op {
-	entries := make([]agentapi.MapEntry, len(m.Entries))
+func refReplaceMap(m *renderplan.Map) runtimeop.Op {
+	entries := make([]runtimeop.MapEntry, len(m.Entries))
 	for i, e := range m.Entries {
-		entries[i] = agentapi.MapEntry{Key: e.Key, Value: e.Value}
+		entries[i] = runtimeop.MapEntry{Key: e.Key, Value: e.Value}
 	}
-	return agentapi.Op{Kind: agentapi.OpReplaceMap, Map: m.Path, Entries: entries}
+	return runtimeop.Op{Kind: runtimeop.OpReplaceMap, Map: m.Path, Entries: entries}
 }
 
 func refUniqueSorted(e []renderplan.MapEntry) bool {
@@ -787,8 +787,8 @@ func (d *refDiffer) fileChanged(a, b *renderplan.File) {
 		d.fileOnly(subject, "metadata changed")
 	case b.Kind == renderplan.FileCert:
 		d.emit(
-			agentapi.Op{Kind: agentapi.OpSetCert, Cert: b.Path, Digest: string(b.Digest)},
-			agentapi.Op{Kind: agentapi.OpCommitCert, Cert: b.Path},
+			runtimeop.Op{Kind: runtimeop.OpSetCert, Cert: b.Path, Digest: string(b.Digest)},
+			runtimeop.Op{Kind: runtimeop.OpCommitCert, Cert: b.Path},
 		)
 		d.runtime(subject, "certificate changed")
 	default:

@@ -89,7 +89,7 @@ func BenchmarkRerenderOneChange(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				_ = out.ID() // the controller needs it: a PlanCache computes it in the background
+				_ = out.ID() // the controller needs it: a renderplan.Cache computes it in the background
 			}
 			b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})

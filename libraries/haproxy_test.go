@@ -61,7 +61,7 @@ func TestLibraryValidationTestsPass(t *testing.T) {
 	if testing.Short() {
 		// Without HAProxy the haproxy_valid assertions cannot run: check
 		// that every other assertion holds.
-		opts.Checker = templating.CheckerFunc(func(context.Context, *renderplan.Output) error { return nil })
+		opts.Checker = renderplan.CheckerFunc(func(context.Context, *renderplan.Output) error { return nil })
 	} else {
 		opts.Checker = newChecker(t, haproxytest.Binary(t, "3.4"))
 	}

@@ -1,29 +1,10 @@
 package rendergate
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/haptic-io/haptic/renderplan"
 )
-
-// Checker validates one rendered output. It returns nil when the output
-// passes, a [*CheckError] when it is refused, and any other error when the
-// check itself could not be run (see [VerdictOf]). Implementations must be
-// safe for concurrent use.
-type Checker interface {
-	Check(ctx context.Context, out *renderplan.Output) error
-}
-
-// CheckerFunc adapts a function to a [Checker].
-type CheckerFunc func(ctx context.Context, out *renderplan.Output) error
-
-// Check calls f(ctx, out).
-func (f CheckerFunc) Check(ctx context.Context, out *renderplan.Output) error { return f(ctx, out) }
-
-var _ Checker = CheckerFunc(nil)
 
 // CheckError is a refusal: the output is not a tree HAProxy would load.
 // Reach it with errors.As. Reason is a one-line summary (the first
@@ -76,7 +57,7 @@ func (v Verdict) String() string {
 	}
 }
 
-// VerdictOf maps a [Checker] result to a verdict: nil passes, an error
+// VerdictOf maps a [renderplan.Checker] result to a verdict: nil passes, an error
 // holding a [*CheckError] is a refusal, and any other error (the binary
 // could not run, the scratch directory could not be written, the context
 // ended) is [VerdictUnknown] — a broken checker must never revert pods.

@@ -5,8 +5,10 @@
 //
 // # Checking
 //
-// [Checker] is the one-method interface the gate consumes; [CheckerFunc]
-// adapts a function. [HAProxyChecker], made by [NewHAProxyChecker] from a
+// [renderplan.Checker] is the one-method interface the gate consumes
+// (declared beside the [renderplan.Output] it checks, so that the template
+// tests take the same checkers); [renderplan.CheckerFunc] adapts a
+// function. [HAProxyChecker], made by [NewHAProxyChecker] from a
 // [Config], lays the output's files out in a fresh scratch directory exactly
 // as the agent lays out its tree and runs `haproxy -c -dr -f haproxy.cfg`
 // with that directory as working directory, so relative map, certificate

@@ -36,9 +36,9 @@ func ExampleGate() {
 
 // A controller loop: the gate decides, a Runner checks in the background
 // on its own goroutine and hands results back. The checker here is a
-// CheckerFunc standing in for a HAProxyChecker.
+// renderplan.CheckerFunc standing in for a HAProxyChecker.
 func ExampleRunner() {
-	checker := rendergate.CheckerFunc(func(ctx context.Context, out *renderplan.Output) error {
+	checker := renderplan.CheckerFunc(func(ctx context.Context, out *renderplan.Output) error {
 		if bytes.Contains(out.Files[0].Body, []byte("bogus")) {
 			return &rendergate.CheckError{PlanID: out.Plan.ID(), ExitCode: 1, Reason: "unknown keyword 'bogus'"}
 		}

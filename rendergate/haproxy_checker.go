@@ -58,9 +58,9 @@ type User struct {
 	UID, GID uint32
 }
 
-// HAProxyChecker is the [Checker] that runs `haproxy -c -dr` on a rendered
-// tree. Each check lays the output's files out under a fresh scratch
-// directory exactly as the agent lays out its tree, runs haproxy there
+// HAProxyChecker is the [renderplan.Checker] that runs `haproxy -c -dr` on
+// a rendered tree. Each check lays the output's files out under a fresh
+// scratch directory exactly as the agent lays out its tree, runs haproxy there
 // (working directory = the tree, so relative map, certificate and Lua paths
 // resolve as they will in the pod) and removes the directory. See the
 // package documentation for the isolation it applies and its limits.
@@ -80,8 +80,8 @@ type HAProxyChecker struct {
 }
 
 var (
-	_ Checker = (*HAProxyChecker)(nil)
-	_ Pauser  = (*HAProxyChecker)(nil)
+	_ renderplan.Checker = (*HAProxyChecker)(nil)
+	_ Pauser             = (*HAProxyChecker)(nil)
 )
 
 // NewHAProxyChecker applies cfg's defaults, checks it, and runs `haproxy -v`

@@ -62,7 +62,7 @@ func newChecker(t *testing.T, cfg rendergate.Config) *rendergate.HAProxyChecker 
 }
 
 // checkScript checks an output whose haproxy.cfg is script.
-func checkScript(t *testing.T, c rendergate.Checker, script string) error {
+func checkScript(t *testing.T, c renderplan.Checker, script string) error {
 	t.Helper()
 	return c.Check(context.Background(), textOutput(t, script))
 }

@@ -6,11 +6,12 @@ import (
 	"time"
 )
 
-// Pauser is implemented by a [Checker] whose checks can be held while a
-// caller's latency-critical work runs: the controller pauses the
-// background check for the length of a reconciliation, so that a route
-// add never waits for the CPU behind `haproxy -c` (on a 2-core machine
-// the check, even at nice 19, made the next route add ~30 % slower).
+// Pauser is implemented by a [renderplan.Checker] whose checks can be
+// held while a caller's latency-critical work runs: the controller pauses
+// the background check for the length of a reconciliation, so that a
+// route add never waits for the CPU behind `haproxy -c` (on a 2-core
+// machine the check, even at nice 19, made the next route add ~30 %
+// slower).
 // Pause and Resume nest: checks run again when every Pause has had its
 // Resume.
 type Pauser interface {

@@ -23,7 +23,7 @@ const maxSuperseded = 256
 // RunnerConfig configures a [Runner].
 type RunnerConfig struct {
 	// Checker runs the checks. Required.
-	Checker Checker
+	Checker renderplan.Checker
 	// OnResult receives every result, on the goroutine that calls
 	// [Runner.Run], one at a time, in the order the checks ran. It must not
 	// call Run; it may call Submit. Required.
@@ -63,7 +63,7 @@ type Result struct {
 // Result wrapping [ErrSuperseded]. A Runner is safe for
 // concurrent use; Run may be running at most once at a time.
 type Runner struct {
-	checker  Checker
+	checker  renderplan.Checker
 	onResult func(Result)
 	log      *slog.Logger
 	spacing  time.Duration

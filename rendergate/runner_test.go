@@ -39,7 +39,7 @@ func (f *fakeChecker) Check(ctx context.Context, out *renderplan.Output) error {
 	}
 }
 
-var _ rendergate.Checker = (*fakeChecker)(nil)
+var _ renderplan.Checker = (*fakeChecker)(nil)
 
 // gotResult is a Result reduced to what tests compare.
 type gotResult struct {

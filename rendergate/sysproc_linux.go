@@ -15,10 +15,8 @@ const isolationSupported = true
 // another user it is CLONE_NEWUSER|CLONE_NEWNET with the user mapped to
 // itself, which works where unprivileged user namespaces are allowed.
 func sysProcAttr(runAs *User, isolate bool) *syscall.SysProcAttr {
-	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if runAs != nil {
-		attr.Credential = &syscall.Credential{Uid: runAs.UID, Gid: runAs.GID, NoSetGroups: false}
-	}
+	attr := processGroupAttr(runAs)
+	attr.Pdeathsig = syscall.SIGKILL
 	if !isolate {
 		return attr
 	}
@@ -42,31 +40,4 @@ func isolationRefused(err error) bool {
 	return errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) ||
 		errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EUSERS) ||
 		errors.Is(err, syscall.EACCES) && os.Geteuid() != 0
-}
-
-// killProcessGroup kills haproxy and anything it started (Lua's
-// os.execute, io.popen).
-// A group that is already gone is os.ErrProcessDone, as os/exec expects.
-func killProcessGroup(pid int) error {
-	err := syscall.Kill(-pid, syscall.SIGKILL)
-	if errors.Is(err, syscall.ESRCH) {
-		return os.ErrProcessDone
-	}
-	return err
-}
-
-// stopProcessGroup and continueProcessGroup pause and continue haproxy
-// and anything it started (see [Pauser]).
-func stopProcessGroup(pid int) error     { return syscall.Kill(-pid, syscall.SIGSTOP) }
-func continueProcessGroup(pid int) error { return syscall.Kill(-pid, syscall.SIGCONT) }
-
-// checkNice is the nice value a check runs at: the lowest, so that a
-// check (about 130 ms of CPU at 3,000 backends) yields the CPU to the data
-// path (HAProxy, the agent, the controller's reconciliations, at the
-// default 0) whenever they want it; at nice 10 it still took a tenth.
-const checkNice = 19
-
-// lowerPriority sets the nice value of process pid to checkNice.
-func lowerPriority(pid int) error {
-	return syscall.Setpriority(syscall.PRIO_PROCESS, pid, checkNice)
 }

@@ -2,47 +2,13 @@
 
 package rendergate
 
-import (
-	"errors"
-	"os"
-	"syscall"
-)
+import "syscall"
 
 // isolationSupported: only Linux has network namespaces.
 const isolationSupported = false
 
 // sysProcAttr puts haproxy in its own process group and runs it as runAs.
 // isolate is ignored.
-func sysProcAttr(runAs *User, isolate bool) *syscall.SysProcAttr {
-	attr := &syscall.SysProcAttr{Setpgid: true}
-	if runAs != nil {
-		attr.Credential = &syscall.Credential{Uid: runAs.UID, Gid: runAs.GID}
-	}
-	return attr
-}
+func sysProcAttr(runAs *User, _ bool) *syscall.SysProcAttr { return processGroupAttr(runAs) }
 
 func isolationRefused(error) bool { return false }
-
-func killProcessGroup(pid int) error {
-	err := syscall.Kill(-pid, syscall.SIGKILL)
-	if errors.Is(err, syscall.ESRCH) {
-		return os.ErrProcessDone
-	}
-	return err
-}
-
-// stopProcessGroup and continueProcessGroup pause and continue haproxy
-// and anything it started (see [Pauser]).
-func stopProcessGroup(pid int) error     { return syscall.Kill(-pid, syscall.SIGSTOP) }
-func continueProcessGroup(pid int) error { return syscall.Kill(-pid, syscall.SIGCONT) }
-
-// checkNice is the nice value a check runs at: the lowest, so that a
-// check (about 130 ms of CPU at 3,000 backends) yields the CPU to the data
-// path (HAProxy, the agent, the controller's reconciliations, at the
-// default 0) whenever they want it; at nice 10 it still took a tenth.
-const checkNice = 19
-
-// lowerPriority sets the nice value of process pid to checkNice.
-func lowerPriority(pid int) error {
-	return syscall.Setpriority(syscall.PRIO_PROCESS, pid, checkNice)
-}

@@ -11,7 +11,7 @@ import (
 	"github.com/hashicorp/go-multierror"
 )
 
-// Piece is one part of haproxy.cfg handed to [NewPlan], in file order.
+// Piece is one part of haproxy.cfg handed to [NewOutput], in file order.
 type Piece struct {
 	Kind SectionKind
 	// Name is the profile's or backend's name; empty for core pieces.
@@ -20,15 +20,15 @@ type Piece struct {
 	// (adjacent core pieces merge into one section, empty ones vanish). For
 	// profile pieces it is the profile's section, normally
 	// [ProfileText](name, lines). For backend pieces it is empty or
-	// [BackendText] of the backend: NewPlan renders backend sections itself.
+	// [BackendText] of the backend: NewOutput renders backend sections itself.
 	Text string
 }
 
-// ShapeReasonBody is the ShapeReason [NewPlan] gives a backend with body
+// ShapeReasonBody is the ShapeReason [NewOutput] gives a backend with body
 // lines.
 const ShapeReasonBody = "has body lines"
 
-// NewPlan assembles an [Output] from already-rendered pieces: it is what the
+// NewOutput assembles an [Output] from already-rendered pieces: it is what the
 // template assembler and the [Builder] call. It does not modify its
 // arguments.
 //
@@ -49,19 +49,19 @@ const ShapeReasonBody = "has body lines"
 //     [DefaultReloadOnChange] unless the FileContent overrides it.
 //
 // Everything is sorted (profiles and backends by name, maps and files by
-// path) and the result passes [Plan.Validate]; otherwise NewPlan returns
+// path) and the result passes [Plan.Validate]; otherwise NewOutput returns
 // every problem found, aggregated with go-multierror, and no output.
-func NewPlan(pieces []Piece, profiles []Profile, backends []Backend, maps []Map, files []FileContent) (*Output, error) {
+func NewOutput(pieces []Piece, profiles []Profile, backends []Backend, maps []Map, files []FileContent) (*Output, error) {
 	out, _, err := build(nil, pieces, profiles, backends, maps, files)
 	return out, err
 }
 
-// build is NewPlan, reusing what cache holds when it is not nil; then it
+// build is NewOutput, reusing what cache holds when it is not nil; then it
 // also returns the parts from which the cache computes the output's ID.
-func build(cache *PlanCache, pieces []Piece, profiles []Profile, backends []Backend, maps []Map, files []FileContent) (_ *Output, parts cachedParts, _ error) {
+func build(cache *Cache, pieces []Piece, profiles []Profile, backends []Backend, maps []Map, files []FileContent) (_ *Output, parts cachedParts, _ error) {
 	a := assembler{p: &Plan{Schema: Schema}, bePrev: -1, cache: cache, buf: &buffers{}}
 	if cache != nil {
-		a.buf = &cache.buf // PlanCache.NewPlan releases it
+		a.buf = &cache.buf // Cache.NewOutput releases it
 	}
 	waitMaps := a.startMapFiles(maps)
 	a.addProfiles(profiles)
@@ -72,7 +72,7 @@ func build(cache *PlanCache, pieces []Piece, profiles []Profile, backends []Back
 
 	p := a.p
 	// Names and paths are unique in a valid plan, so an unstable sort is
-	// deterministic there; duplicates make NewPlan fail anyway.
+	// deterministic there; duplicates make NewOutput fail anyway.
 	sortFunc(out.Files, func(a, b FileContent) int { return cmp.Compare(a.Path, b.Path) })
 	sortFunc(p.Files, func(a, b File) int { return cmp.Compare(a.Path, b.Path) })
 	sortFunc(p.Profiles, func(a, b Profile) int { return cmp.Compare(a.Name, b.Name) })
@@ -101,7 +101,7 @@ func build(cache *PlanCache, pieces []Piece, profiles []Profile, backends []Back
 	return out, parts, nil
 }
 
-// assembler holds the plan NewPlan is building and the problems found.
+// assembler holds the plan NewOutput is building and the problems found.
 type assembler struct {
 	p       *Plan
 	errs    []error
@@ -132,7 +132,7 @@ type assembler struct {
 	modeFound         bool
 	// cache, if not nil, holds what earlier builds derived; beEntries
 	// holds, per position, the entry of the backend there.
-	cache     *PlanCache
+	cache     *Cache
 	beEntries []*backendEntry
 	// buf holds the working slices: a cache's, or new ones.
 	buf *buffers
@@ -208,7 +208,7 @@ func (a *assembler) addBackends(backends []Backend) {
 	}
 }
 
-// deriveBackend sets *be to NewPlan's copy of the caller's *src: mode
+// deriveBackend sets *be to NewOutput's copy of the caller's *src: mode
 // from the profile, shape, servers sorted, empty slices nil.
 func (a *assembler) deriveBackend(be, src *Backend, cp *backendCopier) {
 	cp.copy(be, src)
@@ -296,7 +296,7 @@ func (a *assembler) addCachedBackends(backends []Backend) {
 }
 
 // backend returns the position of the backend a piece of the given name
-// refers to. Pieces usually come in the order of NewPlan's backends
+// refers to. Pieces usually come in the order of NewOutput's backends
 // argument or in name order, so it tries the backend after the previous
 // piece's in both orders before searching; after a few misses it looks
 // names up in a map. Any backend of the name will do: all of one name
@@ -574,7 +574,7 @@ func (a *assembler) mapFiles(maps []Map) *mapFiles {
 		case e != nil:
 			m.Entries = e.entries
 		case a.cache != nil && (m.Ordered || entriesSorted(m.Entries, old, runs)):
-			// The caller does not modify what it passed (PlanCache), so
+			// The caller does not modify what it passed (Cache), so
 			// entries that need no sorting need no copy either.
 			if len(m.Entries) == 0 {
 				m.Entries = nil

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// NewPlan's errors for duplicate backends depend on the order sorting
+// NewOutput's errors for duplicate backends depend on the order sorting
 // leaves equal names in, so sortedOrder must give exactly the
 // permutation that sorting the values does, equal elements included.
 func TestSortedOrderIsThePermutationSortingTheValuesGives(t *testing.T) {

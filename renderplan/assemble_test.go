@@ -14,7 +14,7 @@ import (
 
 // The sections partition haproxy.cfg: their texts, concatenated in order,
 // are the file, and each section's digest is the digest of its bytes.
-func TestNewPlanSectionsPartitionTheConfig(t *testing.T) {
+func TestNewOutputSectionsPartitionTheConfig(t *testing.T) {
 	for name, out := range map[string]*renderplan.Output{
 		"full plan": fullOutput(t),
 		"big plan":  bigOutput(t, 300),
@@ -57,7 +57,7 @@ func TestNewPlanSectionsPartitionTheConfig(t *testing.T) {
 	}
 }
 
-func TestNewPlanDescribesEveryFileOnce(t *testing.T) {
+func TestNewOutputDescribesEveryFileOnce(t *testing.T) {
 	out := fullOutput(t)
 	if len(out.Files) != len(out.Plan.Files) {
 		t.Fatalf("%d file bodies, %d plan files", len(out.Files), len(out.Plan.Files))
@@ -100,7 +100,7 @@ func TestNewPlanDescribesEveryFileOnce(t *testing.T) {
 	}
 }
 
-func TestNewPlanSetsShapesModesAndProfileDigests(t *testing.T) {
+func TestNewOutputSetsShapesModesAndProfileDigests(t *testing.T) {
 	p := fullOutput(t).Plan
 	type shape struct {
 		Name, Mode  string
@@ -130,11 +130,11 @@ func TestNewPlanSetsShapesModesAndProfileDigests(t *testing.T) {
 	}
 }
 
-func TestNewPlanKeepsAForcedStructuralShape(t *testing.T) {
+func TestNewOutputKeepsAForcedStructuralShape(t *testing.T) {
 	pieces, profiles, backends, _ := bigInputs(2)
 	backends[0].Shape, backends[0].ShapeReason = renderplan.ShapeStructural, "named by use_backend"
 	backends[1].Shape = renderplan.ShapeStructural // no reason: not forced
-	out, err := renderplan.NewPlan(pieces, profiles, backends, nil, nil)
+	out, err := renderplan.NewOutput(pieces, profiles, backends, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,11 +146,11 @@ func TestNewPlanKeepsAForcedStructuralShape(t *testing.T) {
 	}
 }
 
-func TestNewPlanMergesAdjacentCoreAndDropsEmptyCore(t *testing.T) {
+func TestNewOutputMergesAdjacentCoreAndDropsEmptyCore(t *testing.T) {
 	pieces, profiles, backends, _ := bigInputs(1)
 	pieces = append([]renderplan.Piece{{Kind: renderplan.SectionCore, Text: ""}, {Kind: renderplan.SectionCore, Text: "# head\n"}}, pieces...)
 	pieces = append(pieces, renderplan.Piece{Kind: renderplan.SectionCore, Text: "# tail\n"}, renderplan.Piece{Kind: renderplan.SectionCore})
-	out, err := renderplan.NewPlan(pieces, profiles, backends, nil, nil)
+	out, err := renderplan.NewOutput(pieces, profiles, backends, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestNewPlanMergesAdjacentCoreAndDropsEmptyCore(t *testing.T) {
 	}
 }
 
-func TestNewPlanDoesNotModifyItsArguments(t *testing.T) {
+func TestNewOutputDoesNotModifyItsArguments(t *testing.T) {
 	pieces, profiles, backends, maps := bigInputs(20)
 	for i := range backends {
 		backends[i].Servers[0], backends[i].Servers[1] = backends[i].Servers[1], backends[i].Servers[0]
@@ -176,7 +176,7 @@ func TestNewPlanDoesNotModifyItsArguments(t *testing.T) {
 	maps[0].Entries[0], maps[0].Entries[1] = maps[0].Entries[1], maps[0].Entries[0]
 	wantPieces, wantBackends := clonePieces(pieces), cloneBackends(backends)
 	wantEntries := append([]renderplan.MapEntry(nil), maps[0].Entries...)
-	if _, err := renderplan.NewPlan(pieces, profiles, backends, maps, nil); err != nil {
+	if _, err := renderplan.NewOutput(pieces, profiles, backends, maps, nil); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(wantPieces, pieces); diff != "" {
@@ -193,7 +193,7 @@ func TestNewPlanDoesNotModifyItsArguments(t *testing.T) {
 	}
 }
 
-func TestNewPlanFileRules(t *testing.T) {
+func TestNewOutputFileRules(t *testing.T) {
 	yes, no := true, false
 	pieces, profiles, backends, maps := bigInputs(1)
 	mapBody := renderplan.MapText(maps[0])
@@ -231,10 +231,10 @@ func TestNewPlanFileRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, err := renderplan.NewPlan(pieces, profiles, backends, maps, tt.files)
+			out, err := renderplan.NewOutput(pieces, profiles, backends, maps, tt.files)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
-					t.Fatalf("NewPlan error = %v, want one containing %q", err, tt.err)
+					t.Fatalf("NewOutput error = %v, want one containing %q", err, tt.err)
 				}
 				return
 			}
@@ -252,7 +252,7 @@ func TestNewPlanFileRules(t *testing.T) {
 	}
 }
 
-func TestNewPlanRejectsInconsistentPieces(t *testing.T) {
+func TestNewOutputRejectsInconsistentPieces(t *testing.T) {
 	tests := []struct {
 		name   string
 		change func(pieces []renderplan.Piece, profiles []renderplan.Profile, backends []renderplan.Backend) ([]renderplan.Piece, []renderplan.Profile, []renderplan.Backend)
@@ -307,21 +307,21 @@ func TestNewPlanRejectsInconsistentPieces(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			pieces, profiles, backends, _ := bigInputs(1)
 			pieces, profiles, backends = tt.change(pieces, profiles, backends)
-			out, err := renderplan.NewPlan(pieces, profiles, backends, nil, nil)
+			out, err := renderplan.NewOutput(pieces, profiles, backends, nil, nil)
 			if err == nil {
-				t.Fatalf("NewPlan() = %v, nil; want an error containing %q", out, tt.want)
+				t.Fatalf("NewOutput() = %v, nil; want an error containing %q", out, tt.want)
 			}
 			if !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("NewPlan() error = %v\nwant one containing %q", err, tt.want)
+				t.Errorf("NewOutput() error = %v\nwant one containing %q", err, tt.want)
 			}
 		})
 	}
 }
 
-// NewPlan skips sorting map entries whose keys already increase; in every
+// NewOutput skips sorting map entries whose keys already increase; in every
 // order it must give what a full sort by key gives, and ordered maps keep
 // their order.
-func TestNewPlanSortsMapEntriesLikeAFullSort(t *testing.T) {
+func TestNewOutputSortsMapEntriesLikeAFullSort(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	pieces, profiles, backends, _ := bigInputs(1)
 	for _, n := range []int{0, 1, 2, 3, 20, 500} {
@@ -348,7 +348,7 @@ func TestNewPlanSortsMapEntriesLikeAFullSort(t *testing.T) {
 				{Path: "maps/a.map", Entries: entries},
 				{Path: "maps/b.map", Ordered: true, Entries: entries},
 			}
-			out, err := renderplan.NewPlan(pieces, profiles, backends, maps, nil)
+			out, err := renderplan.NewOutput(pieces, profiles, backends, maps, nil)
 			if err != nil {
 				t.Fatalf("n=%d %s: %v", n, name, err)
 			}

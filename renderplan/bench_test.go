@@ -27,22 +27,22 @@ func BenchmarkPlanID5000(b *testing.B) {
 	}
 }
 
-// BenchmarkNewPlan5000 measures assembling the output: rendering every
+// BenchmarkNewOutput5000 measures assembling the output: rendering every
 // backend section, digests, sorting and validation.
-func BenchmarkNewPlan5000(b *testing.B) {
+func BenchmarkNewOutput5000(b *testing.B) {
 	pieces, profiles, backends, maps := bigInputs(benchBackends)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := renderplan.NewPlan(pieces, profiles, backends, maps, nil); err != nil {
+		if _, err := renderplan.NewOutput(pieces, profiles, backends, maps, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
-// BenchmarkNewPlan5000Sorted is BenchmarkNewPlan5000 with the backends
+// BenchmarkNewOutput5000Sorted is BenchmarkNewOutput5000 with the backends
 // (and their pieces) in name order, as templates usually emit them: no
 // sorting needed.
-func BenchmarkNewPlan5000Sorted(b *testing.B) {
+func BenchmarkNewOutput5000Sorted(b *testing.B) {
 	pieces, profiles, backends, maps := bigInputs(benchBackends)
 	slices.SortFunc(backends, func(x, y renderplan.Backend) int { return strings.Compare(x.Name, y.Name) })
 	for i, be := range backends {
@@ -50,7 +50,7 @@ func BenchmarkNewPlan5000Sorted(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := renderplan.NewPlan(pieces, profiles, backends, maps, nil); err != nil {
+		if _, err := renderplan.NewOutput(pieces, profiles, backends, maps, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -106,7 +106,7 @@ func BenchmarkEqual5000(b *testing.B) {
 // of n entries each (hosts, paths, redirects: ~3n entries, as the route
 // benchmark of `haptic local` has). With sorted, every map's entries come
 // sorted by key, as the template assembler hands them over; otherwise
-// they come in a fixed shuffled order and NewPlan sorts them.
+// they come in a fixed shuffled order and NewOutput sorts them.
 func threeMapInputs(n int, sorted bool) ([]renderplan.Piece, []renderplan.Profile, []renderplan.Backend, []renderplan.Map) {
 	pieces, profiles, backends, _ := bigInputs(n)
 	r := rand.New(rand.NewPCG(5, 6))
@@ -126,26 +126,26 @@ func threeMapInputs(n int, sorted bool) ([]renderplan.Piece, []renderplan.Profil
 	return pieces, profiles, backends, maps
 }
 
-// BenchmarkNewPlan5000ThreeMaps measures NewPlan with three 5,000-entry
+// BenchmarkNewOutput5000ThreeMaps measures NewOutput with three 5,000-entry
 // maps whose entries need sorting.
-func BenchmarkNewPlan5000ThreeMaps(b *testing.B) {
+func BenchmarkNewOutput5000ThreeMaps(b *testing.B) {
 	pieces, profiles, backends, maps := threeMapInputs(benchBackends, false)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := renderplan.NewPlan(pieces, profiles, backends, maps, nil); err != nil {
+		if _, err := renderplan.NewOutput(pieces, profiles, backends, maps, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
-// BenchmarkNewPlan5000ThreeMapsSorted is BenchmarkNewPlan5000ThreeMaps
+// BenchmarkNewOutput5000ThreeMapsSorted is BenchmarkNewOutput5000ThreeMaps
 // with every map's entries already sorted by key: the case of a template
 // assembler that keeps map entries in order across renders.
-func BenchmarkNewPlan5000ThreeMapsSorted(b *testing.B) {
+func BenchmarkNewOutput5000ThreeMapsSorted(b *testing.B) {
 	pieces, profiles, backends, maps := threeMapInputs(benchBackends, true)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := renderplan.NewPlan(pieces, profiles, backends, maps, nil); err != nil {
+		if _, err := renderplan.NewOutput(pieces, profiles, backends, maps, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -155,7 +155,7 @@ func BenchmarkNewPlan5000ThreeMapsSorted(b *testing.B) {
 // 5,000-entry maps.
 func BenchmarkPlanID5000ThreeMaps(b *testing.B) {
 	pieces, profiles, backends, maps := threeMapInputs(benchBackends, true)
-	out, err := renderplan.NewPlan(pieces, profiles, backends, maps, nil)
+	out, err := renderplan.NewOutput(pieces, profiles, backends, maps, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -210,13 +210,13 @@ func appendedInputs(n, added int) ([]renderplan.Piece, []renderplan.Profile, []r
 	return pieces, profiles, backends, maps
 }
 
-// BenchmarkNewPlan5000Appended measures NewPlan when 150 routes were
+// BenchmarkNewOutput5000Appended measures NewOutput when 150 routes were
 // added to 5,000: backends and map entries sorted but for 150 at the end.
-func BenchmarkNewPlan5000Appended(b *testing.B) {
+func BenchmarkNewOutput5000Appended(b *testing.B) {
 	pieces, profiles, backends, maps := appendedInputs(benchBackends, 150)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := renderplan.NewPlan(pieces, profiles, backends, maps, nil); err != nil {
+		if _, err := renderplan.NewOutput(pieces, profiles, backends, maps, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -226,17 +226,17 @@ func BenchmarkNewPlan5000Appended(b *testing.B) {
 // (3,000 or 5,000 backends, three maps of n entries each): one new
 // backend and one new entry in each map, every other backend and its
 // slices unchanged, as a render after a route add hands them over.
-// NewPlan builds from scratch; PlanCache reuses the previous build. Each
-// build's plan ID is taken right after it, so that a PlanCache's
+// NewOutput builds from scratch; Cache reuses the previous build. Each
+// build's plan ID is taken right after it, so that a Cache's
 // background computation of it counts in full.
 // Every 100 builds the inputs go back to n routes (untimed, the cache
 // rebuilt), so the size stays near n.
 func BenchmarkRouteAdd(b *testing.B) {
 	for _, n := range []int{3000, 5000} {
 		for _, cached := range []bool{false, true} {
-			name := fmt.Sprintf("backends=%d/NewPlan", n)
+			name := fmt.Sprintf("backends=%d/NewOutput", n)
 			if cached {
-				name = fmt.Sprintf("backends=%d/PlanCache", n)
+				name = fmt.Sprintf("backends=%d/Cache", n)
 			}
 			b.Run(name, func(b *testing.B) { benchRouteAdd(b, n, cached) })
 		}
@@ -251,10 +251,10 @@ func benchRouteAdd(b *testing.B, n int, cached bool) {
 	for i, be := range backends0 {
 		pieces0[2+i] = renderplan.Piece{Kind: renderplan.SectionBackend, Name: be.Name}
 	}
-	var c renderplan.PlanCache
-	build := renderplan.NewPlan
+	var c renderplan.Cache
+	build := renderplan.NewOutput
 	if cached {
-		build = c.NewPlan
+		build = c.NewOutput
 	}
 	var pieces []renderplan.Piece
 	var backends []renderplan.Backend
@@ -263,7 +263,7 @@ func benchRouteAdd(b *testing.B, n int, cached bool) {
 	reset := func() {
 		pieces, backends, maps, added = pieces0, backends0, maps0, 0
 		if cached {
-			c = renderplan.PlanCache{}
+			c = renderplan.Cache{}
 			if _, err := build(pieces, profiles, backends, maps, nil); err != nil {
 				b.Fatal(err)
 			}

@@ -10,7 +10,7 @@ import (
 // Builder builds an [Output] by hand, without templates: a platform team's
 // way to produce plans in Go. haproxy.cfg is assembled in call order from
 // [Builder.Text], [Builder.Profile] and [Builder.Backend]; [Builder.Build]
-// hands everything to [NewPlan]. A Builder is not safe for concurrent use.
+// hands everything to [NewOutput]. A Builder is not safe for concurrent use.
 //
 //	b := renderplan.NewBuilder()
 //	b.Text("global\n    master-worker\n\n")
@@ -67,7 +67,7 @@ func (b *Builder) Profile(name string, lines []string) error {
 
 // Backend appends the backend's section (see [BackendText]). The backend's
 // profile must have been added before. An empty Mode is taken from the
-// profile; Shape and ShapeReason are set by [NewPlan] from the body lines
+// profile; Shape and ShapeReason are set by [NewOutput] from the body lines
 // (set Shape to ShapeStructural with a reason to force a structural
 // backend). The backend is copied. Errors are returned and reported again
 // by Build.
@@ -114,14 +114,14 @@ func (b *Builder) File(path string, kind FileKind, body []byte, reloadOnChange b
 	return nil
 }
 
-// Build assembles and validates the output with [NewPlan]. It reports the
+// Build assembles and validates the output with [NewOutput]. It reports the
 // errors of earlier calls as well as the plan's problems, all aggregated
 // with go-multierror. The Builder can be built again after more calls.
 func (b *Builder) Build() (*Output, error) {
 	if err := b.errs.ErrorOrNil(); err != nil {
 		return nil, err
 	}
-	return NewPlan(b.pieces, b.profiles, b.backends, b.maps, b.files)
+	return NewOutput(b.pieces, b.profiles, b.backends, b.maps, b.files)
 }
 
 func (b *Builder) fail(err error) error {

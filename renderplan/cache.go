@@ -2,16 +2,16 @@ package renderplan
 
 import "slices"
 
-// PlanCache builds outputs like [NewPlan], reusing what it derived from
+// Cache builds outputs like [NewOutput], reusing what it derived from
 // the backends and maps of its previous build that come back unchanged:
 // a controller renders every few seconds, and between two renders almost
 // every backend and map is the same. The zero value is ready to use. A
-// PlanCache is not safe for concurrent use: one build at a time.
+// Cache is not safe for concurrent use: one build at a time.
 //
-// [PlanCache.NewPlan] returns exactly what NewPlan returns for the same
+// [Cache.NewOutput] returns exactly what NewOutput returns for the same
 // arguments (byte-identical files, the same plan and ID, the same
 // errors); only the work differs. Per backend it remembers, by name, the
-// value it was given and what NewPlan derives from it: the copy with its
+// value it was given and what NewOutput derives from it: the copy with its
 // mode, shape and sorted servers, its section text and digest, and
 // whether it passed the checks of [Plan.Validate] that concern it alone.
 // Per map it remembers, by path, the entries it was given and the sorted
@@ -33,10 +33,10 @@ import "slices"
 // plan's encoding besides the output itself, plus a spare encoding
 // buffer per map that changes), and the working slices of a build are
 // kept for the next. After many builds that each bring a few new
-// backends, [PlanCache.Compact] puts the entries back next to each other.
+// backends, [Cache.Compact] puts the entries back next to each other.
 //
 // Comparing slices by identity makes the caller promise what an
-// immutable [Output] asks anyway: a slice passed to PlanCache.NewPlan (a
+// immutable [Output] asks anyway: a slice passed to Cache.NewOutput (a
 // backend's Body and Servers, the Keywords of its servers, a map's
 // Entries) is never modified afterwards, by anyone. Pass a changed
 // backend or map in a new slice.
@@ -48,7 +48,7 @@ import "slices"
 // caller's slice itself. Outputs are immutable, so that is safe for
 // readers; it is one more reason never to modify an output (clone its
 // plan with [Plan.Clone] to derive a changed one).
-type PlanCache struct {
+type Cache struct {
 	gen      uint64 // the current build, counted from 1
 	backends cacheTable[*backendEntry]
 	maps     cacheTable[*mapEntry]
@@ -64,8 +64,8 @@ type PlanCache struct {
 	born int
 }
 
-// NewPlan is [NewPlan] with reuse: see [PlanCache].
-func (c *PlanCache) NewPlan(pieces []Piece, profiles []Profile, backends []Backend, maps []Map, files []FileContent) (*Output, error) {
+// NewOutput is [NewOutput] with reuse: see [Cache].
+func (c *Cache) NewOutput(pieces []Piece, profiles []Profile, backends []Backend, maps []Map, files []FileContent) (*Output, error) {
 	if c.idDone != nil {
 		<-c.idDone // the last output's ID reads the cache
 		c.idDone = nil
@@ -90,7 +90,7 @@ func (c *PlanCache) NewPlan(pieces []Piece, profiles []Profile, backends []Backe
 // work to do before it needs the ID (the diff, say) does it meanwhile,
 // on another core. The computation reads the plan and the cache's
 // entries and scratch encoding buffer, so the next build waits for it.
-func (c *PlanCache) startID(out *Output, parts cachedParts) {
+func (c *Cache) startID(out *Output, parts cachedParts) {
 	done := make(chan struct{})
 	out.idDone, c.idDone = done, done
 	go func() {
@@ -100,10 +100,10 @@ func (c *PlanCache) startID(out *Output, parts cachedParts) {
 	}()
 }
 
-// backendEntry is what a PlanCache remembers of one backend.
+// backendEntry is what a Cache remembers of one backend.
 type backendEntry struct {
 	in Backend // the caller's value: its slices are compared by identity
-	be Backend // the copy NewPlan derives: mode, shape, sorted servers, normalized
+	be Backend // the copy NewOutput derives: mode, shape, sorted servers, normalized
 	// text and digest are be's section, enc its part of the plan's
 	// encoding; empty until computed.
 	text   string
@@ -141,11 +141,11 @@ func (e *backendEntry) matches(in *Backend, mode string) bool {
 		e.be.Mode == mode && sameSlice(e.in.Body, in.Body) && sameSlice(e.in.Servers, in.Servers)
 }
 
-// mapEntry is what a PlanCache remembers of one map.
+// mapEntry is what a Cache remembers of one map.
 type mapEntry struct {
 	ordered bool
 	in      []MapEntry // the caller's entries, compared by identity
-	entries []MapEntry // the entries NewPlan derives: sorted or copied, nil if none
+	entries []MapEntry // the entries NewOutput derives: sorted or copied, nil if none
 	body    []byte     // MapText
 	digest  Digest
 	enc     []byte // the map's part of the plan's encoding, nil until computed
@@ -170,7 +170,7 @@ type mapEntry struct {
 
 // sameSlice reports whether a and b are the same slice: the same length
 // and, unless empty, the same first element. Empty slices are all the
-// same: NewPlan derives the same from nil and from empty ones.
+// same: NewOutput derives the same from nil and from empty ones.
 func sameSlice[E any](a, b []E) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
@@ -232,7 +232,7 @@ func (t *cacheTable[P]) end() {
 }
 
 // buffers are the working slices of one build, none of which reaches its
-// output: a PlanCache keeps them for the next build, so that a build of
+// output: a Cache keeps them for the next build, so that a build of
 // thousands of backends does not allocate them again.
 type buffers struct {
 	names                                  []string
@@ -269,7 +269,7 @@ func (b *buffers) release() {
 }
 
 // cachedParts gives a plan's encoder the encodings of the backends and
-// maps a PlanCache holds. It encodes and keeps those of entries made by
+// maps a Cache holds. It encodes and keeps those of entries made by
 // an earlier build: an entry used a second time will likely be used
 // again, while a new one (a changed map, say) may not be; a new entry's
 // part is encoded in the stream, as without a cache.

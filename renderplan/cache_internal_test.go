@@ -5,12 +5,12 @@ import (
 	"testing"
 )
 
-// TestPlanCacheHoldsCompleteEntriesOfTheLatestBuildOnly checks that the
+// TestCacheHoldsCompleteEntriesOfTheLatestBuildOnly checks that the
 // cache holds one build's worth (after builds with fewer backends and
 // maps, only the latest build's remain) and that each entry holds all
 // that the next build reuses.
-func TestPlanCacheHoldsCompleteEntriesOfTheLatestBuildOnly(t *testing.T) {
-	var c PlanCache
+func TestCacheHoldsCompleteEntriesOfTheLatestBuildOnly(t *testing.T) {
+	var c Cache
 	for _, n := range []int{10, 10, 4, 7, 0, 3} {
 		var pieces []Piece
 		var backends []Backend
@@ -22,7 +22,7 @@ func TestPlanCacheHoldsCompleteEntriesOfTheLatestBuildOnly(t *testing.T) {
 			pieces = append(pieces, Piece{Kind: SectionBackend, Name: name})
 			maps = append(maps, Map{Path: fmt.Sprintf("maps/m%d.map", i), Entries: []MapEntry{{Key: "k", Value: name}}})
 		}
-		if _, err := c.NewPlan(pieces, []Profile{{Name: "web", Mode: "http"}}, backends, maps, nil); err != nil {
+		if _, err := c.NewOutput(pieces, []Profile{{Name: "web", Mode: "http"}}, backends, maps, nil); err != nil {
 			t.Fatal(err)
 		}
 		if len(c.backends.m) != n || len(c.maps.m) != n {
@@ -43,12 +43,12 @@ func TestPlanCacheHoldsCompleteEntriesOfTheLatestBuildOnly(t *testing.T) {
 	}
 }
 
-// TestPlanCacheFindsBackendsInTheLatestBuildsOrderOnlyWhenStillCached
+// TestCacheFindsBackendsInTheLatestBuildsOrderOnlyWhenStillCached
 // checks the walk over the latest build's entries: an entry another of
 // its name replaced (two backends of one name) is not reused from there,
 // and after every build the cache holds, per name, the entry of the
 // backend that build was given.
-func TestPlanCacheFindsBackendsInTheLatestBuildsOrderOnlyWhenStillCached(t *testing.T) {
+func TestCacheFindsBackendsInTheLatestBuildsOrderOnlyWhenStillCached(t *testing.T) {
 	web := []Profile{{Name: "web", Mode: "http"}}
 	piece := func(names ...string) []Piece {
 		ps := []Piece{{Kind: SectionProfile, Name: "web", Text: ProfileText("web", []string{"mode http"})}}
@@ -82,15 +82,15 @@ func checkBuildsOfOneName(t *testing.T, builds []struct {
 	backends []Backend
 	names    []string
 }, piece func(...string) []Piece, web []Profile, compact bool) {
-	var c PlanCache
+	var c Cache
 	for step, bld := range builds {
-		got, err := c.NewPlan(piece(bld.names...), web, bld.backends, nil, nil)
-		want, wantErr := NewPlan(piece(bld.names...), web, bld.backends, nil, nil)
+		got, err := c.NewOutput(piece(bld.names...), web, bld.backends, nil, nil)
+		want, wantErr := NewOutput(piece(bld.names...), web, bld.backends, nil, nil)
 		if fmt.Sprint(err) != fmt.Sprint(wantErr) {
 			t.Fatalf("build %d: error %v, want %v", step, err, wantErr)
 		}
 		if err == nil && string(got.Files[0].Body) != string(want.Files[0].Body) {
-			t.Fatalf("build %d: %s differs from NewPlan's", step, got.Files[0].Path)
+			t.Fatalf("build %d: %s differs from NewOutput's", step, got.Files[0].Path)
 		}
 		given := map[string]Backend{}
 		for _, be := range bld.backends {

@@ -6,7 +6,7 @@ import (
 )
 
 // A map that changed between two builds usually changed by a few
-// entries (a route added: one entry inserted). A PlanCache then makes the
+// entries (a route added: one entry inserted). A Cache then makes the
 // map's file and its part of the plan's encoding from those of the map's
 // previous version, copying the bytes of the entries found again in runs
 // and rendering only the others. Each entry's bytes depend on the entry

@@ -14,11 +14,11 @@ import (
 	"github.com/haptic-io/haptic/renderplan"
 )
 
-// TestPlanCacheBuildsWhatNewPlanBuildsOverRandomChanges runs long random
-// sequences of builds through one PlanCache and through NewPlan and
+// TestCacheBuildsWhatNewOutputBuildsOverRandomChanges runs long random
+// sequences of builds through one Cache and through NewOutput and
 // requires the same outputs (files, plan, ID, encoding) or the same error
 // at every step, and that earlier outputs stay as they were built.
-func TestPlanCacheBuildsWhatNewPlanBuildsOverRandomChanges(t *testing.T) {
+func TestCacheBuildsWhatNewOutputBuildsOverRandomChanges(t *testing.T) {
 	seeds, steps := 40, 150
 	if testing.Short() {
 		seeds = 8
@@ -33,25 +33,25 @@ func TestPlanCacheBuildsWhatNewPlanBuildsOverRandomChanges(t *testing.T) {
 	}
 }
 
-// TestPlanCacheReusesUnchangedBackendsAndMaps checks that reuse happens:
+// TestCacheReusesUnchangedBackendsAndMaps checks that reuse happens:
 // a second build from the same inputs shares the servers, map entries and
 // map bodies of the first, and a changed backend does not.
-func TestPlanCacheReusesUnchangedBackendsAndMaps(t *testing.T) {
+func TestCacheReusesUnchangedBackendsAndMaps(t *testing.T) {
 	// 1,000 entries per map: each map's part of the encoding is larger
 	// than the chunks the ID hashes.
 	pieces, profiles, backends, maps := threeMapInputs(1000, true)
-	var c renderplan.PlanCache
-	first, err := c.NewPlan(pieces, profiles, backends, maps, nil)
+	var c renderplan.Cache
+	first, err := c.NewOutput(pieces, profiles, backends, maps, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	backends = slices.Clone(backends)
 	backends[3].Servers = slices.Clone(backends[3].Servers) // same content, new slice
-	second, err := c.NewPlan(pieces, profiles, backends, maps, nil)
+	second, err := c.NewOutput(pieces, profiles, backends, maps, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	third, err := c.NewPlan(pieces, profiles, backends, maps, nil) // with the parts of the encoding
+	third, err := c.NewOutput(pieces, profiles, backends, maps, nil) // with the parts of the encoding
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,11 +78,11 @@ func TestPlanCacheReusesUnchangedBackendsAndMaps(t *testing.T) {
 }
 
 // checkCacheSequence runs steps random changes chosen by choose (which
-// returns a number in [0, n)) through a cache and NewPlan.
+// returns a number in [0, n)) through a cache and NewOutput.
 func checkCacheSequence(t *testing.T, name string, choose func(n int) int, steps int) (compacted int) {
 	t.Helper()
 	w := newCacheWorld(choose)
-	var c renderplan.PlanCache
+	var c renderplan.Cache
 	var prev *renderplan.Output
 	var prevEnc []byte
 	var prevFiles [][]byte
@@ -92,10 +92,10 @@ func checkCacheSequence(t *testing.T, name string, choose func(n int) int, steps
 			w.change()
 		}
 		pieces, profiles, backends, maps, files := w.inputs()
-		want, wantErr := renderplan.NewPlan(pieces, profiles, backends, maps, files)
-		got, gotErr := c.NewPlan(pieces, profiles, backends, maps, files)
+		want, wantErr := renderplan.NewOutput(pieces, profiles, backends, maps, files)
+		got, gotErr := c.NewOutput(pieces, profiles, backends, maps, files)
 		if fmt.Sprint(wantErr) != fmt.Sprint(gotErr) {
-			t.Fatalf("%s, step %d: errors differ\nNewPlan: %v\ncache:   %v", name, step, wantErr, gotErr)
+			t.Fatalf("%s, step %d: errors differ\nNewOutput: %v\ncache:   %v", name, step, wantErr, gotErr)
 		}
 		if prev != nil {
 			// Building must not have changed what earlier builds returned.
@@ -114,7 +114,7 @@ func checkCacheSequence(t *testing.T, name string, choose func(n int) int, steps
 		}
 		built++
 		if diff := cmp.Diff(want, got, cmpopts.IgnoreUnexported(renderplan.Output{})); diff != "" {
-			t.Fatalf("%s, step %d: outputs differ (-NewPlan +cache):\n%s", name, step, diff)
+			t.Fatalf("%s, step %d: outputs differ (-NewOutput +cache):\n%s", name, step, diff)
 		}
 		wantEnc, err := want.Plan.Encode()
 		if err != nil {
@@ -484,7 +484,7 @@ func (w *cacheWorld) pick3(a, b, c []string) []string {
 	return c
 }
 
-// inputs returns NewPlan's arguments for the world's state.
+// inputs returns NewOutput's arguments for the world's state.
 func (w *cacheWorld) inputs() ([]renderplan.Piece, []renderplan.Profile, []renderplan.Backend, []renderplan.Map, []renderplan.FileContent) {
 	pieces := []renderplan.Piece{{Kind: renderplan.SectionCore, Text: "global\n    maxconn 100\n\n"}}
 	for _, pr := range w.profiles {
@@ -519,7 +519,7 @@ func (w *cacheWorld) inputs() ([]renderplan.Piece, []renderplan.Profile, []rende
 	return pieces, w.profiles, w.backends, w.maps, w.files
 }
 
-// validAlone reports whether NewPlan accepts be with the world's profiles.
+// validAlone reports whether NewOutput accepts be with the world's profiles.
 func validAlone(be renderplan.Backend) bool {
 	var pieces []renderplan.Piece
 	var profiles []renderplan.Profile
@@ -528,34 +528,34 @@ func validAlone(be renderplan.Backend) bool {
 		profiles = append(profiles, renderplan.Profile{Name: name, Mode: strings.TrimPrefix(cacheProfileLines[name][0], "mode ")})
 	}
 	pieces = append(pieces, renderplan.Piece{Kind: renderplan.SectionBackend, Name: be.Name})
-	_, err := renderplan.NewPlan(pieces, profiles, []renderplan.Backend{be}, nil, nil)
+	_, err := renderplan.NewOutput(pieces, profiles, []renderplan.Backend{be}, nil, nil)
 	return err == nil
 }
 
-// validEntry reports whether NewPlan accepts a map holding e.
+// validEntry reports whether NewOutput accepts a map holding e.
 func validEntry(e renderplan.MapEntry) bool {
 	m := renderplan.Map{Path: "maps/m.map", Entries: []renderplan.MapEntry{e}}
-	_, err := renderplan.NewPlan([]renderplan.Piece{{Kind: renderplan.SectionCore, Text: "x\n"}}, nil, nil, []renderplan.Map{m}, nil)
+	_, err := renderplan.NewOutput([]renderplan.Piece{{Kind: renderplan.SectionCore, Text: "x\n"}}, nil, nil, []renderplan.Map{m}, nil)
 	return err == nil
 }
 
-// TestPlanCacheAllocatesPerChangeNotPerBackend checks that rebuilding
+// TestCacheAllocatesPerChangeNotPerBackend checks that rebuilding
 // unchanged inputs allocates the same number of times for 100 backends
 // and for 1,000: nothing is allocated per unchanged backend or map, the
 // plan ID included.
-func TestPlanCacheAllocatesPerChangeNotPerBackend(t *testing.T) {
+func TestCacheAllocatesPerChangeNotPerBackend(t *testing.T) {
 	allocs := func(n int) float64 {
 		pieces, profiles, backends, maps := threeMapInputs(n, true)
-		var c renderplan.PlanCache
+		var c renderplan.Cache
 		// The first build makes the entries, the second their parts
 		// of the plan's encoding; later ones only reuse.
 		for range 2 {
-			if _, err := c.NewPlan(pieces, profiles, backends, maps, nil); err != nil {
+			if _, err := c.NewOutput(pieces, profiles, backends, maps, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
 		return testing.AllocsPerRun(5, func() {
-			if _, err := c.NewPlan(pieces, profiles, backends, maps, nil); err != nil {
+			if _, err := c.NewOutput(pieces, profiles, backends, maps, nil); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -566,10 +566,10 @@ func TestPlanCacheAllocatesPerChangeNotPerBackend(t *testing.T) {
 	}
 }
 
-// FuzzPlanCache: for any sequence of changes the input bytes choose, a
-// PlanCache builds what NewPlan builds at every step (see
-// TestPlanCacheBuildsWhatNewPlanBuildsOverRandomChanges).
-func FuzzPlanCache(f *testing.F) {
+// FuzzCache: for any sequence of changes the input bytes choose, a
+// Cache builds what NewOutput builds at every step (see
+// TestCacheBuildsWhatNewOutputBuildsOverRandomChanges).
+func FuzzCache(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f"))
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -585,14 +585,14 @@ func FuzzPlanCache(f *testing.F) {
 	})
 }
 
-// TestPlanCacheIDsComputedInTheBackgroundSurviveLaterBuilds builds
+// TestCacheIDsComputedInTheBackgroundSurviveLaterBuilds builds
 // changed inputs one after the other without asking for the IDs, then
-// checks every output's ID and files against NewPlan's: each output's ID
+// checks every output's ID and files against NewOutput's: each output's ID
 // is computed from the cache as it was at its own build. The changed map
 // is big enough to be generated beside the backends.
-func TestPlanCacheIDsComputedInTheBackgroundSurviveLaterBuilds(t *testing.T) {
+func TestCacheIDsComputedInTheBackgroundSurviveLaterBuilds(t *testing.T) {
 	pieces, profiles, backends, maps := threeMapInputs(1200, true)
-	var c renderplan.PlanCache
+	var c renderplan.Cache
 	var outs []*renderplan.Output
 	var want []string
 	for step := range 6 {
@@ -603,20 +603,20 @@ func TestPlanCacheIDsComputedInTheBackgroundSurviveLaterBuilds(t *testing.T) {
 		maps = slices.Clone(maps)
 		maps[step%3].Entries = slices.Clone(maps[step%3].Entries)
 		maps[step%3].Entries[step].Value = backends[step+1].Name
-		out, err := c.NewPlan(pieces, profiles, backends, maps, nil)
+		out, err := c.NewOutput(pieces, profiles, backends, maps, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ref, err := renderplan.NewPlan(pieces, profiles, backends, maps, nil)
+		ref, err := renderplan.NewOutput(pieces, profiles, backends, maps, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(out.Files) != len(ref.Files) {
-			t.Fatalf("build %d: %d files, NewPlan %d", step, len(out.Files), len(ref.Files))
+			t.Fatalf("build %d: %d files, NewOutput %d", step, len(out.Files), len(ref.Files))
 		}
 		for i, f := range ref.Files {
 			if g := out.Files[i]; g.Path != f.Path || !bytes.Equal(g.Body, f.Body) {
-				t.Fatalf("build %d: file %s differs from NewPlan's", step, f.Path)
+				t.Fatalf("build %d: file %s differs from NewOutput's", step, f.Path)
 			}
 		}
 		outs, want = append(outs, out), append(want, ref.Plan.ID())

@@ -86,7 +86,7 @@ func TestCoreDigestChangesOnlyWithCoreText(t *testing.T) {
 		pieces, profiles, backends, _ := bigInputs(3)
 		pieces[0].Text = core
 		backends[1].Servers[0].Weight = weight
-		out, err := renderplan.NewPlan(pieces, profiles, backends, nil, nil)
+		out, err := renderplan.NewOutput(pieces, profiles, backends, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,6 @@
 package renderplan
 
-// compactShare and compactMin say when [PlanCache.Compact] is worth its
+// compactShare and compactMin say when [Cache.Compact] is worth its
 // copy: when the entries made since the last compaction are an eighth of
 // the latest build's, and at least 32.
 const (
@@ -22,7 +22,7 @@ const (
 // otherwise, so it can be called after every build. It changes no
 // output. Call it when nothing waits, as after a reconciliation: it
 // waits for the ID of the last output.
-func (c *PlanCache) Compact() bool {
+func (c *Cache) Compact() bool {
 	if c.born < max(compactMin, len(c.last)/compactShare) {
 		return false
 	}

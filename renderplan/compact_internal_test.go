@@ -7,7 +7,7 @@ import (
 )
 
 // growOneByOne builds n plans, each with one more backend than the last.
-func growOneByOne(t *testing.T, c *PlanCache, n int) {
+func growOneByOne(t *testing.T, c *Cache, n int) {
 	t.Helper()
 	profiles := []Profile{{Name: "web", Mode: "http"}}
 	pieces := []Piece{{Kind: SectionProfile, Name: "web", Text: ProfileText("web", []string{"mode http"})}}
@@ -16,7 +16,7 @@ func growOneByOne(t *testing.T, c *PlanCache, n int) {
 		name := fmt.Sprintf("be_%03d", i)
 		backends = append(backends, Backend{Name: name, GUID: "g-" + name, Profile: "web"})
 		pieces = append(pieces, Piece{Kind: SectionBackend, Name: name})
-		out, err := c.NewPlan(pieces, profiles, backends, nil, nil)
+		out, err := c.NewOutput(pieces, profiles, backends, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -25,7 +25,7 @@ func growOneByOne(t *testing.T, c *PlanCache, n int) {
 }
 
 func TestCompactMovesTheEntriesOfTheLastBuildNextToEachOther(t *testing.T) {
-	var c PlanCache
+	var c Cache
 	growOneByOne(t, &c, 100)
 	if !c.Compact() {
 		t.Fatal("Compact after 100 new entries did nothing")
@@ -55,7 +55,7 @@ func TestCompactMovesTheEntriesOfTheLastBuildNextToEachOther(t *testing.T) {
 }
 
 func TestCompactWaitsForFewNewEntries(t *testing.T) {
-	var c PlanCache
+	var c Cache
 	growOneByOne(t, &c, compactMin-1)
 	if c.Compact() {
 		t.Errorf("Compact copied after %d new entries, fewer than %d", compactMin-1, compactMin)

@@ -40,15 +40,15 @@ func TestPlanIsSafeForConcurrentReads(t *testing.T) {
 	}
 }
 
-// Outputs of one PlanCache share memory, yet building the next output
+// Outputs of one Cache share memory, yet building the next output
 // writes nothing an earlier one holds: run under -race, readers of each
 // output run while the cache builds the next.
-func TestPlanCacheBuildsWhileEarlierOutputsAreRead(t *testing.T) {
+func TestCacheBuildsWhileEarlierOutputsAreRead(t *testing.T) {
 	pieces, profiles, backends, maps := threeMapInputs(50, true)
-	var c renderplan.PlanCache
+	var c renderplan.Cache
 	var wg sync.WaitGroup
 	for i := range 20 {
-		out, err := c.NewPlan(pieces, profiles, backends, maps, nil)
+		out, err := c.NewOutput(pieces, profiles, backends, maps, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,8 +13,8 @@
 //
 // # Building plans
 //
-// [NewPlan] assembles an [Output] (files and plan) from rendered [Piece]s;
-// the template assembler uses it, through a [PlanCache], which builds the
+// [NewOutput] assembles an [Output] (files and plan) from rendered [Piece]s;
+// the template assembler uses it, through a [Cache], which builds the
 // same output reusing what it derived from the backends and maps of its
 // previous build that come back unchanged. [Builder] is the small API for building
 // an Output by hand in Go, without templates. [BackendText], [ProfileText]
@@ -29,7 +29,9 @@
 // output's plan once and keeps it. [Decode] reads an encoding back
 // strictly; Decode(Encode(p)) is [Plan.Equal] to p and has its ID.
 // [Plan.Validate] checks a plan's consistency and HAProxy-legality and
-// reports every problem at once.
+// reports every problem at once. [Checker] is the interface of what
+// validates an output with HAProxy itself; this package declares it and
+// implements none (package rendergate does).
 //
 // # Immutability and concurrency
 //
@@ -37,6 +39,6 @@
 // any number of goroutines may read it concurrently. The lookups
 // ([Plan.Backend], [Plan.Map], [Plan.File]) return pointers into the plan
 // for reading only; to derive a changed plan, [Plan.Clone] it first.
-// Outputs built by one PlanCache share the memory of unchanged backends
-// and maps. A [Builder] or a PlanCache is for one goroutine at a time.
+// Outputs built by one Cache share the memory of unchanged backends
+// and maps. A [Builder] or a Cache is for one goroutine at a time.
 package renderplan

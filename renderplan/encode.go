@@ -117,7 +117,7 @@ func normalizeTop(p *Plan) {
 
 // normalizeBackend turns be's empty slices into nil. It writes only
 // empty slices that are not nil yet, so it never writes to a backend that
-// is normalized already (a [PlanCache] shares those between plans).
+// is normalized already (a [Cache] shares those between plans).
 func normalizeBackend(be *Backend) {
 	if len(be.Body) == 0 && be.Body != nil {
 		be.Body = nil

@@ -108,7 +108,7 @@ func TestIDIsStableForTheSameInputs(t *testing.T) {
 	}
 	// The ID does not depend on the order the caller passed things in.
 	pieces, profiles, backends, maps := bigInputs(50)
-	a, err := renderplan.NewPlan(pieces, profiles, backends, maps, nil)
+	a, err := renderplan.NewOutput(pieces, profiles, backends, maps, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestIDIsStableForTheSameInputs(t *testing.T) {
 	}
 	e := maps[0].Entries
 	e[0], e[len(e)-1] = e[len(e)-1], e[0]
-	b, err := renderplan.NewPlan(pieces, profiles, backends, maps, nil)
+	b, err := renderplan.NewOutput(pieces, profiles, backends, maps, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

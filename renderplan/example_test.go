@@ -91,10 +91,10 @@ frontend fe_http from base
 	// shop.example.com be_shop
 }
 
-// The template assembler hands NewPlan the rendered pieces in file order:
+// The template assembler hands NewOutput the rendered pieces in file order:
 // core text between tokens, one piece per profile (ProfileText) and one
-// per backend (rendered by NewPlan with BackendText).
-func ExampleNewPlan() {
+// per backend (rendered by NewOutput with BackendText).
+func ExampleNewOutput() {
 	lines := []string{"mode http", "balance roundrobin", "timeout connect 5s", "timeout server 30s"}
 	profile := renderplan.ProfileName("http", lines)
 	pieces := []renderplan.Piece{
@@ -107,7 +107,7 @@ func ExampleNewPlan() {
 		Name: "be_default_echo_http", GUID: "haptic-be_default_echo_http", Profile: profile,
 		Servers: []renderplan.Server{{Name: "echo-6f7c9d-kx2vq", Address: "10.244.1.7", Port: 8080, Weight: renderplan.DefaultWeight}},
 	}}
-	out, err := renderplan.NewPlan(pieces, []renderplan.Profile{{Name: profile, Mode: "http"}}, backends, nil, nil)
+	out, err := renderplan.NewOutput(pieces, []renderplan.Profile{{Name: profile, Mode: "http"}}, backends, nil, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -124,11 +124,11 @@ func ExampleNewPlan() {
 	// dynamic http
 }
 
-// A controller keeps one PlanCache and builds every render's output with
+// A controller keeps one Cache and builds every render's output with
 // it. A route add passes one more backend; the others come back in the
 // same slices, and the cache reuses what it derived from them. The output
-// is the one NewPlan builds.
-func ExamplePlanCache() {
+// is the one NewOutput builds.
+func ExampleCache() {
 	lines := []string{"mode http"}
 	profile := renderplan.ProfileName("http", lines)
 	profiles := []renderplan.Profile{{Name: profile, Mode: "http"}}
@@ -144,17 +144,17 @@ func ExamplePlanCache() {
 		return pieces
 	}
 
-	var cache renderplan.PlanCache
+	var cache renderplan.Cache
 	backends := []renderplan.Backend{backend("be_a", "10.0.0.1")}
-	if _, err := cache.NewPlan(piecesFor(backends), profiles, backends, nil, nil); err != nil {
+	if _, err := cache.NewOutput(piecesFor(backends), profiles, backends, nil, nil); err != nil {
 		log.Fatal(err)
 	}
 	backends = append(backends, backend("be_b", "10.0.0.2")) // be_a's Servers: the same slice
-	out, err := cache.NewPlan(piecesFor(backends), profiles, backends, nil, nil)
+	out, err := cache.NewOutput(piecesFor(backends), profiles, backends, nil, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
-	plain, err := renderplan.NewPlan(piecesFor(backends), profiles, backends, nil, nil)
+	plain, err := renderplan.NewOutput(piecesFor(backends), profiles, backends, nil, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -80,7 +80,7 @@ func checkBackendText(t *testing.T, name, guid, profile, server, addr string, po
 		{Kind: renderplan.SectionProfile, Name: profile, Text: renderplan.ProfileText(profile, []string{"mode http"})},
 		{Kind: renderplan.SectionBackend, Name: name},
 	}
-	out, err := renderplan.NewPlan(pieces, []renderplan.Profile{{Name: profile, Mode: "http"}}, []renderplan.Backend{be}, nil, nil)
+	out, err := renderplan.NewOutput(pieces, []renderplan.Profile{{Name: profile, Mode: "http"}}, []renderplan.Backend{be}, nil, nil)
 	if err != nil {
 		return false
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/haptic-io/haptic/renderplan"
 )
 
-// Builder and NewPlan output is accepted by `haproxy -c` on every
+// Builder and NewOutput output is accepted by `haproxy -c` on every
 // supported series: named defaults, "backend x from profile", guid lines,
 // server lines with IPv6 brackets, weights, flags and keywords, relative
 // map paths resolved from the base directory.

@@ -81,7 +81,7 @@ func must(t testing.TB, err error) {
 	}
 }
 
-// bigInputs returns NewPlan's arguments for n dynamic backends with two
+// bigInputs returns NewOutput's arguments for n dynamic backends with two
 // servers each, a host map with one entry per backend, and core text.
 func bigInputs(n int) ([]renderplan.Piece, []renderplan.Profile, []renderplan.Backend, []renderplan.Map) {
 	profLines := []string{"mode http", "balance roundrobin", "timeout connect 5s", "timeout server 30s"}
@@ -114,9 +114,9 @@ func bigInputs(n int) ([]renderplan.Piece, []renderplan.Profile, []renderplan.Ba
 func bigOutput(t testing.TB, n int) *renderplan.Output {
 	t.Helper()
 	pieces, profiles, backends, maps := bigInputs(n)
-	out, err := renderplan.NewPlan(pieces, profiles, backends, maps, nil)
+	out, err := renderplan.NewOutput(pieces, profiles, backends, maps, nil)
 	if err != nil {
-		t.Fatalf("NewPlan with %d backends: %v", n, err)
+		t.Fatalf("NewOutput with %d backends: %v", n, err)
 	}
 	return out
 }

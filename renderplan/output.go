@@ -14,7 +14,7 @@ type Output struct {
 	Plan  *Plan
 
 	// id is Plan.ID(), stored by the first ID call or, when idDone is
-	// not nil, by the PlanCache that built the output, before it closes
+	// not nil, by the Cache that built the output, before it closes
 	// idDone.
 	id     atomic.Pointer[string]
 	idDone chan struct{}
@@ -22,7 +22,7 @@ type Output struct {
 
 // ID returns the ID of o.Plan ([Plan.ID]), computed once: the first call
 // encodes the plan, later calls return the stored ID. An output built by
-// a [PlanCache] has its ID computed in the background, from the moment it
+// a [Cache] has its ID computed in the background, from the moment it
 // is built: ID waits for it. It is safe for
 // concurrent use: an Output is immutable, so concurrent first calls
 // compute the same ID. A nil Output, or one without a plan, has the empty
@@ -49,7 +49,7 @@ type FileContent struct {
 	Kind FileKind
 	Body []byte
 	// ReloadOnChange, when non-nil, overrides [DefaultReloadOnChange] for a
-	// cert, crtlist or general file passed to [NewPlan]. NewPlan ignores it
+	// cert, crtlist or general file passed to [NewOutput]. NewOutput ignores it
 	// for haproxy.cfg and map files, which it generates; [Plan.Files] holds
 	// the value that applies.
 	ReloadOnChange *bool

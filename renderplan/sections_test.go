@@ -42,11 +42,11 @@ func TestValidateFindsBackendSectionsInAnyOrder(t *testing.T) {
 	}
 }
 
-// NewPlan finds each backend piece's backend whether the pieces come in
+// NewOutput finds each backend piece's backend whether the pieces come in
 // the order of the backends argument, in name order, in another order (it
 // then stops searching and indexes the backends), or with one out of
 // place; and it still reports a piece of an unknown backend.
-func TestNewPlanFindsBackendPiecesInAnyOrder(t *testing.T) {
+func TestNewOutputFindsBackendPiecesInAnyOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 16))
 	for _, n := range []int{3, 20, 300} {
 		pieces, profiles, backends, maps := bigInputs(n)
@@ -61,7 +61,7 @@ func TestNewPlanFindsBackendPiecesInAnyOrder(t *testing.T) {
 			"input order": bePieces, "name order": byName, "shuffled": shuffled, "one moved": onceMoved,
 		} {
 			ps := slices.Concat(pieces[:2], order, pieces[2+n:])
-			out, err := renderplan.NewPlan(ps, profiles, backends, maps, nil)
+			out, err := renderplan.NewOutput(ps, profiles, backends, maps, nil)
 			if err != nil {
 				t.Fatalf("%d backends, %s: %v", n, name, err)
 			}
@@ -76,9 +76,9 @@ func TestNewPlanFindsBackendPiecesInAnyOrder(t *testing.T) {
 				}
 			}
 			ps[len(ps)/2] = renderplan.Piece{Kind: renderplan.SectionBackend, Name: "be_unknown"}
-			if _, err := renderplan.NewPlan(ps, profiles, backends, maps, nil); err == nil ||
+			if _, err := renderplan.NewOutput(ps, profiles, backends, maps, nil); err == nil ||
 				!strings.Contains(err.Error(), "backend be_unknown: piece without a backend") {
-				t.Errorf("%d backends, %s: NewPlan error = %v, want one for the piece of be_unknown", n, name, err)
+				t.Errorf("%d backends, %s: NewOutput error = %v, want one for the piece of be_unknown", n, name, err)
 			}
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Renders usually hand NewPlan their backends, servers, map entries and
+// Renders usually hand NewOutput their backends, servers, map entries and
 // files in order, or in order but for a few appended at the end (the
 // template assembler keeps what it rendered before sorted and adds what
 // is new). The helpers here find that in one pass and then sort only the

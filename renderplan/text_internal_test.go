@@ -18,7 +18,7 @@ func TestAppendIntWritesWhatStrconvWrites(t *testing.T) {
 	}
 }
 
-// NewPlan sizes haproxy.cfg with backendTextSize: it must be the exact
+// NewOutput sizes haproxy.cfg with backendTextSize: it must be the exact
 // length for valid backends and never less for others.
 func TestBackendTextSizeIsTheLengthOfTheSection(t *testing.T) {
 	server := func(port, weight int) Server {

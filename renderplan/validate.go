@@ -72,21 +72,21 @@ func (p *Plan) Validate() error {
 
 type validator struct {
 	// sectionsRendered skips re-rendering backend sections to compare
-	// digests: NewPlan made them from the backends.
+	// digests: NewOutput made them from the backends.
 	sectionsRendered bool
 	// mapsRendered skips re-rendering map files to compare digests and
-	// sizes: NewPlan made the file at each map's path from that map.
+	// sizes: NewOutput made the file at each map's path from that map.
 	mapsRendered bool
 	// backendsOrdered skips comparing the names of adjacent backends:
-	// NewPlan ordered them by name and found no two of one name.
+	// NewOutput ordered them by name and found no two of one name.
 	backendsOrdered bool
 	// sectionBackends, if set, holds per section the position of the
 	// backend it probably holds (-1 for none): a hint for finding it.
 	sectionBackends []int
-	// backendEntries, if set, holds per backend its PlanCache entry (or
+	// backendEntries, if set, holds per backend its Cache entry (or
 	// nil): the checks about a backend alone are skipped for one known to
 	// pass them, and recorded for the others. mapEntries are a
-	// PlanCache's maps, for the same about map entries.
+	// Cache's maps, for the same about map entries.
 	backendEntries []*backendEntry
 	mapEntries     map[string]*mapEntry
 	errs           []error
@@ -242,7 +242,7 @@ func (v *validator) planWith(p *Plan, b *backendChecks) {
 		case f.Kind != FileMap:
 			v.add("%s: file at its path has kind %q, want map", what, f.Kind)
 		case v.mapsRendered:
-			// NewPlan generated the file from m: nothing to compare.
+			// NewOutput generated the file from m: nothing to compare.
 		default:
 			v.buf = appendMapText(slices.Grow(v.buf[:0], mapTextSize(m)), m)
 			if f.Size != len(v.buf) || !isDigestOf(f.Digest, v.buf) {

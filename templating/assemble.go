@@ -14,7 +14,7 @@ import (
 // assemble turns the rendered haproxy.cfg text (with backend tokens) and
 // everything recorded into an Output: each token line becomes the
 // backend's section, every profile's section is placed once, in name
-// order, right before the first backend section, and renderplan.NewPlan
+// order, right before the first backend section, and renderplan.NewOutput
 // builds the plan.
 func (r *renderState) assemble(cfg string) (*renderplan.Output, error) {
 	var seg []*segBackend
@@ -23,7 +23,7 @@ func (r *renderState) assemble(cfg string) (*renderplan.Output, error) {
 	}
 	pieces := slices.Grow(r.scratch.pieces[:0], 2*(len(r.backends)+len(seg))+len(r.profiles)+1)
 	defer func() {
-		// NewPlan copies what it keeps: the next render reuses the
+		// NewOutput copies what it keeps: the next render reuses the
 		// arrays, cleared so that they hold nothing of this one.
 		clear(pieces)
 		r.scratch.pieces = pieces[:0]
@@ -138,7 +138,7 @@ func (r *renderState) assemble(cfg string) (*renderplan.Output, error) {
 		entries := m.entries
 		if m.seg != nil {
 			if len(entries) == 0 {
-				// NewPlan keeps or copies them (a PlanCache keeps them
+				// NewOutput keeps or copies them (a renderplan.Cache keeps them
 				// for the next render); either way the segment copies
 				// before its next change.
 				entries = m.seg.sorted
@@ -154,12 +154,12 @@ func (r *renderState) assemble(cfg string) (*renderplan.Output, error) {
 		files = append(files, *r.files[p])
 	}
 	sort.SliceStable(files, func(i, j int) bool { return files[i].Path < files[j].Path })
-	build := renderplan.NewPlan
+	build := renderplan.NewOutput
 	if r.plans != nil {
 		// The backends' Body and Servers and the maps' entries are
 		// never modified once recorded (segments copy a shared sorted
-		// map before changing it), as PlanCache requires.
-		build = r.plans.NewPlan
+		// map before changing it), as renderplan.Cache requires.
+		build = r.plans.NewOutput
 	}
 	out, err := build(pieces, profiles, backends, maps, files)
 	if err != nil {

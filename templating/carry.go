@@ -38,10 +38,10 @@ type carryBox struct {
 	// render at a time takes it, as segs.
 	scratch renderScratch
 	// plans is the plan cache of the last render that succeeded with it:
-	// what NewPlan derived from its backends and maps. It changes during
+	// what NewOutput derived from its backends and maps. It changes during
 	// a build, so one render at a time takes it (plansTaken); a
 	// concurrent render builds without, and a render that fails drops it.
-	plans      *renderplan.PlanCache
+	plans      *renderplan.Cache
 	plansTaken bool
 }
 
@@ -49,7 +49,7 @@ type carryBox struct {
 const maxCarriedBuf = 8 << 20
 
 // renderScratch are a render's reusable buffers: the output buffers
-// templates execute into and the arrays the assembly hands to NewPlan.
+// templates execute into and the arrays the assembly hands to NewOutput.
 type renderScratch struct {
 	bufs     []*bytes.Buffer
 	pieces   []renderplan.Piece
@@ -82,7 +82,7 @@ func (b *carryBox) putScratch(s renderScratch) {
 
 // takePlans hands the plan cache to one render: nil while another render
 // has it. A Fresh render gets an empty one, which is kept for the next.
-func (b *carryBox) takePlans(fresh bool) *renderplan.PlanCache {
+func (b *carryBox) takePlans(fresh bool) *renderplan.Cache {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.plansTaken {
@@ -90,7 +90,7 @@ func (b *carryBox) takePlans(fresh bool) *renderplan.PlanCache {
 	}
 	c := b.plans
 	if c == nil || fresh {
-		c = &renderplan.PlanCache{}
+		c = &renderplan.Cache{}
 	}
 	b.plans, b.plansTaken = nil, true
 	return c
@@ -99,7 +99,7 @@ func (b *carryBox) takePlans(fresh bool) *renderplan.PlanCache {
 // putPlans gives back the plan cache takePlans handed out (c nil: none
 // was), keeping it for the next render if keep says the render
 // succeeded.
-func (b *carryBox) putPlans(c *renderplan.PlanCache, keep bool) {
+func (b *carryBox) putPlans(c *renderplan.Cache, keep bool) {
 	if c == nil {
 		return
 	}
@@ -156,7 +156,7 @@ func (r *renderState) sizeHints() sizeHints {
 }
 
 // Compact compacts the plan cache the last render left for the next
-// ([renderplan.PlanCache.Compact]) and reports whether it did: after
+// ([renderplan.Cache.Compact]) and reports whether it did: after
 // many renders that each added a few backends, the next render walks
 // memory again as after one render of them all. It does nothing while a
 // render runs, and little when there is nothing to compact, so a caller

@@ -263,7 +263,7 @@
 // with [renderplan.BackendText] of the recorded backend and places every
 // profile's section ([renderplan.ProfileText], sorted by name) once,
 // immediately before the first backend section; it then builds the plan
-// with [renderplan.NewPlan]. Sections after the profiles must name their
+// with [renderplan.NewOutput]. Sections after the profiles must name their
 // defaults with "from" (HAProxy's implicit "last defaults" would otherwise
 // be a backend profile). A token written twice, written inside a line, or
 // never written is a render error; so is a NUL byte elsewhere in
@@ -299,5 +299,5 @@
 // fixtures and checks its assertions (contains, not_contains, equals,
 // match_count, match_order, deterministic, haproxy_valid) against the
 // targets haproxy.cfg, map:<name>, file:<name>, cert:<name>, problems and
-// rendering_error. haproxy_valid goes through a [Checker].
+// rendering_error. haproxy_valid goes through a [renderplan.Checker].
 package templating

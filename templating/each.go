@@ -8,8 +8,6 @@ import (
 	"slices"
 	"sync"
 	"unsafe"
-
-	template "github.com/haptic-io/haptic/templating/internal/gotemplate"
 )
 
 // eachMinChunk is the fewest items a renderEach worker takes: below it,
@@ -249,7 +247,7 @@ func eachItems(list any) ([]any, error) {
 type fragment struct {
 	r      *renderState // read-only while fragments run
 	prints *cachePrints
-	tmpl   *template.Template
+	tmpl   *textTemplate
 	depth  int
 	out    bytes.Buffer
 	ops    []fragOp
@@ -286,8 +284,8 @@ type fragOp struct {
 	be      *preparedBackend
 }
 
-func (f *fragment) funcs() template.FuncMap {
-	fm := template.FuncMap{}
+func (f *fragment) funcs() funcMap {
+	fm := funcMap{}
 	for _, name := range renderFuncNames {
 		fm[name] = func(...any) (string, error) {
 			return "", fmt.Errorf("%s cannot be called inside renderEach", name)

@@ -15,7 +15,6 @@ import (
 	"github.com/Masterminds/sprig/v3"
 
 	"github.com/haptic-io/haptic/store"
-	template "github.com/haptic-io/haptic/templating/internal/gotemplate"
 )
 
 // Template names inside an [Engine]. Snippets keep their own names; the
@@ -37,7 +36,7 @@ const (
 // while its inputs are the same objects (carry.go).
 type Engine struct {
 	cfg       *Config
-	tmpl      *template.Template
+	tmpl      *textTemplate
 	snippets  []string // sorted snippet names
 	maps      []string // sorted map template names (config keys)
 	files     []string
@@ -128,7 +127,7 @@ func Compile(cfg *Config) (*Engine, error) {
 		}
 	}
 
-	root := template.New("").Funcs(baseFuncs(&e.regexps)).Funcs(placeholderFuncs())
+	root := newTextTemplate("").Funcs(baseFuncs(&e.regexps)).Funcs(placeholderFuncs())
 	var errs []error
 	parse := func(name, text string) {
 		if _, err := root.New(name).Parse(text); err != nil {
@@ -177,8 +176,8 @@ func (e *Engine) Config() *Config { return e.cfg }
 // baseFuncs are the stateless functions: sprig minus [removedSprigFuncs],
 // with keys and values made deterministic and the regex functions
 // compiling through re, plus HAPTIC helpers.
-func baseFuncs(re *regexpCache) template.FuncMap {
-	fm := template.FuncMap(sprig.TxtFuncMap())
+func baseFuncs(re *regexpCache) funcMap {
+	fm := funcMap(sprig.TxtFuncMap())
 	for _, name := range removedSprigFuncs {
 		delete(fm, name)
 	}
@@ -205,8 +204,8 @@ var renderFuncNames = []string{
 
 // placeholderFuncs declare the per-render functions at parse time; every
 // render replaces them on its own clone.
-func placeholderFuncs() template.FuncMap {
-	fm := template.FuncMap{}
+func placeholderFuncs() funcMap {
+	fm := funcMap{}
 	for _, name := range renderFuncNames {
 		fm[name] = func(...any) (string, error) {
 			return "", fmt.Errorf("%s called outside a render", name)

@@ -20,7 +20,7 @@ func TestWorkedExampleConfigPassesItsValidationTests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checker := templating.CheckerFunc(func(_ context.Context, out *renderplan.Output) error { return out.Plan.Validate() })
+	checker := renderplan.CheckerFunc(func(_ context.Context, out *renderplan.Output) error { return out.Plan.Validate() })
 	report, err := templating.RunTests(context.Background(), e, templating.TestOptions{Checker: checker})
 	if err != nil {
 		t.Fatalf("validation tests: %v", err)

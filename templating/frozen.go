@@ -6,8 +6,6 @@ import (
 	"unsafe"
 
 	"github.com/Masterminds/sprig/v3"
-
-	template "github.com/haptic-io/haptic/templating/internal/gotemplate"
 )
 
 // Values passed to claim are read-only: the engine replays the renderEach
@@ -18,13 +16,13 @@ import (
 
 // guardedDictFuncs are sprig's in-place dict functions, refusing claimed
 // values.
-func (h *renderHolder) guardedDictFuncs() template.FuncMap {
+func (h *renderHolder) guardedDictFuncs() funcMap {
 	sf := sprig.TxtFuncMap()
 	merge := sf["merge"].(func(map[string]any, ...map[string]any) any)
 	mergeOverwrite := sf["mergeOverwrite"].(func(map[string]any, ...map[string]any) any)
 	mustMerge := sf["mustMerge"].(func(map[string]any, ...map[string]any) (any, error))
 	mustMergeOverwrite := sf["mustMergeOverwrite"].(func(map[string]any, ...map[string]any) (any, error))
-	return template.FuncMap{
+	return funcMap{
 		"set": func(d map[string]any, key string, v any) (map[string]any, error) {
 			if err := h.r.mutable("set", d); err != nil {
 				return nil, err

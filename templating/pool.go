@@ -1,10 +1,6 @@
 package templating
 
-import (
-	"fmt"
-
-	template "github.com/haptic-io/haptic/templating/internal/gotemplate"
-)
+import "fmt"
 
 // Renders reuse template clones: cloning the engine's template set and
 // binding the per-render functions (next to sprig's ~200) costs about as
@@ -16,7 +12,7 @@ type renderHolder struct{ r *renderState }
 
 // boundRender is a clone of the engine's templates bound to a holder.
 type boundRender struct {
-	tmpl *template.Template
+	tmpl *textTemplate
 	h    *renderHolder
 }
 
@@ -41,7 +37,7 @@ func (e *Engine) releaseRender(b *boundRender) {
 	e.renderPool.Put(b)
 }
 
-func (h *renderHolder) funcs() template.FuncMap {
+func (h *renderHolder) funcs() funcMap {
 	fm := h.renderFuncs()
 	for name, f := range h.guardedDictFuncs() {
 		fm[name] = f
@@ -49,8 +45,8 @@ func (h *renderHolder) funcs() template.FuncMap {
 	return fm
 }
 
-func (h *renderHolder) renderFuncs() template.FuncMap {
-	return template.FuncMap{
+func (h *renderHolder) renderFuncs() funcMap {
+	return funcMap{
 		"render":         func(name string, data any) (string, error) { return h.r.render(name, data) },
 		"renderGlob":     func(pattern string, data any) (string, error) { return h.r.renderGlob(pattern, data) },
 		"memo":           func(name, key string, data any) (string, error) { return h.r.memoRender(name, key, data) },

@@ -4,8 +4,6 @@ import (
 	"regexp"
 	"sync"
 	"sync/atomic"
-
-	template "github.com/haptic-io/haptic/templating/internal/gotemplate"
 )
 
 // maxCachedRegexps bounds an engine's compiled patterns: templates name a
@@ -56,8 +54,8 @@ func (c *regexpCache) mustCompile(pattern string) *regexp.Regexp {
 
 // funcs returns sprig's regex functions, with the same signatures and
 // results, compiling through c.
-func (c *regexpCache) funcs() template.FuncMap {
-	return template.FuncMap{
+func (c *regexpCache) funcs() funcMap {
+	return funcMap{
 		"regexMatch": func(regex, s string) bool {
 			re, err := c.compile(regex)
 			return err == nil && re.MatchString(s)

@@ -12,7 +12,6 @@ import (
 	"unsafe"
 
 	"github.com/haptic-io/haptic/renderplan"
-	template "github.com/haptic-io/haptic/templating/internal/gotemplate"
 )
 
 // Directories of the rendered tree, relative to the HAProxy base directory.
@@ -175,7 +174,7 @@ type renderState struct {
 	ctx   context.Context
 	e     *Engine
 	store Store
-	tmpl  *template.Template
+	tmpl  *textTemplate
 	data  map[string]any
 	trace func(TraceEvent)
 	depth int
@@ -225,7 +224,7 @@ type renderState struct {
 	scratch renderScratch
 	// plans is the engine's plan cache while this render has it, nil if
 	// another render has it (carry.go).
-	plans *renderplan.PlanCache
+	plans *renderplan.Cache
 }
 
 // sortedRegistry is an adopted registry's keys in order and their

@@ -13,25 +13,11 @@ import (
 	"github.com/haptic-io/haptic/store"
 )
 
-// Checker validates a rendered tree, as haproxy -c does; the haproxy_valid
-// assertion calls it. rendergate.HAProxyChecker is the real one.
-type Checker interface {
-	Check(ctx context.Context, out *renderplan.Output) error
-}
-
-// CheckerFunc adapts a function to [Checker].
-type CheckerFunc func(ctx context.Context, out *renderplan.Output) error
-
-// Check calls f.
-func (f CheckerFunc) Check(ctx context.Context, out *renderplan.Output) error { return f(ctx, out) }
-
-var _ Checker = CheckerFunc(nil)
-
 // TestOptions select and equip a [RunTests] run.
 type TestOptions struct {
 	// Checker runs haproxy_valid assertions; nil makes them fail with
-	// "no checker configured".
-	Checker Checker
+	// "no checker configured". rendergate.HAProxyChecker is the real one.
+	Checker renderplan.Checker
 	// Tests names the tests to run; empty runs all, in name order. An
 	// unknown name is an error.
 	Tests []string
@@ -183,7 +169,7 @@ func runTest(ctx context.Context, e *Engine, name string, t ValidationTest, opts
 }
 
 // checkAssertion returns "" when a holds, else why not.
-func checkAssertion(ctx context.Context, e *Engine, name string, t ValidationTest, a Assertion, r testRender, checker Checker) string {
+func checkAssertion(ctx context.Context, e *Engine, name string, t ValidationTest, a Assertion, r testRender, checker renderplan.Checker) string {
 	target := targetOrDefault(a.Target)
 	switch a.Type {
 	case AssertDeterministic:

@@ -109,7 +109,7 @@ func TestRunTestsAssertionsPassAndFail(t *testing.T) {
 
 func TestRunTestsHAProxyValidUsesTheChecker(t *testing.T) {
 	var seen []string
-	checker := templating.CheckerFunc(func(_ context.Context, out *renderplan.Output) error {
+	checker := renderplan.CheckerFunc(func(_ context.Context, out *renderplan.Output) error {
 		cfg := ""
 		for _, f := range out.Files {
 			if f.Path == "haproxy.cfg" {

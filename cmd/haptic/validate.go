@@ -194,13 +194,13 @@ func sortedKeys[V any](m map[string]V) []string {
 // lazyHAProxyChecker is rendergate's haproxy -c checker, made at the first
 // haproxy_valid assertion, so configs without one validate where no
 // HAProxy is installed.
-func lazyHAProxyChecker(binary string) templating.Checker {
+func lazyHAProxyChecker(binary string) renderplan.Checker {
 	var (
 		once    sync.Once
 		checker *rendergate.HAProxyChecker
 		err     error
 	)
-	return templating.CheckerFunc(func(ctx context.Context, out *renderplan.Output) error {
+	return renderplan.CheckerFunc(func(ctx context.Context, out *renderplan.Output) error {
 		once.Do(func() { checker, err = rendergate.NewHAProxyChecker(rendergate.Config{Binary: binary}) })
 		if err != nil {
 			return err

@@ -117,163 +117,255 @@ type plannedApply struct {
 	revertTo bool
 }
 
+// apply runs the stages of one transaction in order; each returns the
+// NACK that ends it. The tree is hashed and the new files checked before
+// anything is written; an apply that serves through runtime ops alone
+// runs them next, then every apply stages and journals its files, swaps
+// them in, reloads (and verifies) when it must and commits.
 func (a *Agent) apply(ctx context.Context, req *agentapi.ApplyRequest, mode agentapi.Mode, res *agentapi.ApplyResult, log *slog.Logger) error {
-	t := time.Now()
-	p, err := a.decode(req, mode, agentapi.BodiesChecked(ctx, req))
+	p, err := a.admit(ctx, req, mode, res)
 	if err != nil {
 		return err
 	}
-	if err := a.fence(req); err != nil {
-		return err
-	}
-	res.Timings[agentapi.StageFence] = time.Since(t)
-	if p.revertTo {
-		if err := a.loadRevert(req, p); err != nil {
-			return err
-		}
-		res.PlanID = p.planID
-	}
-
+	r := &applyRun{a: a, p: p, res: res, log: log, needReload: p.reload, reason: p.reason}
 	// An apply that serves through runtime ops alone runs them before it
 	// writes anything into the tree: staging, the journal and the swap
 	// are not on the path of the change it serves. Its socket session is
 	// dialled while the files are checked.
-	opsFirst := !p.reload && len(p.ops) > 0
-	var sess *opSession
-	if opsFirst {
-		sess = a.warmSession(ctx)
-		defer sess.close()
+	r.opsFirst = !p.reload && len(p.ops) > 0
+	if r.opsFirst {
+		r.sess = a.warmSession(ctx)
+		defer r.sess.close()
 	}
+	if err := r.checkFiles(); err != nil {
+		return err
+	}
+	if r.opsFirst {
+		if err := r.runOps(ctx); err != nil {
+			return err
+		}
+	}
+	if len(r.entries) > 0 {
+		if err := r.stageFiles(ctx); err != nil {
+			return err
+		}
+		if err := r.swapFiles(ctx); err != nil {
+			return err
+		}
+	}
+	if r.needReload {
+		if err := r.reload(ctx); err != nil {
+			return err
+		}
+	}
+	if err := r.commit(ctx); err != nil {
+		return err
+	}
+	if !r.needReload && len(p.ops) > 0 {
+		a.replayToLeaving(ctx, p.ops, log)
+	}
+	return nil
+}
 
-	// Check the files against the tree; nothing is written into it yet,
-	// so a refusal here changes nothing, runtime state included.
-	t = time.Now()
-	cur, err := hashTreeCached(a.base, a.treeCache)
+// applyRun is one apply on its way through the stages of [Agent.apply]:
+// what each stage leaves for the next. It lives for one call, under
+// applyMu.
+type applyRun struct {
+	a   *Agent
+	p   *plannedApply
+	res *agentapi.ApplyResult
+	log *slog.Logger
+
+	opsFirst bool       // the apply serves through runtime ops alone
+	sess     *opSession // the ops' socket session; nil unless opsFirst
+
+	entries []journalEntry // the swap; empty when the tree has the files
+	// live says the runtime state changed: a restore must reload.
+	live       bool
+	needReload bool
+	reason     string // why the reload
+	scheduled  bool   // the reload was deferred by the pacing
+
+	tx       *txn             // nil when nothing is swapped
+	stamps   map[string]stamp // of the staged files, by tree path
+	treeDirs syncSet          // durable point 2, flushed with the state
+}
+
+// admit decodes and fences the request (the fence stage) and, for
+// revert_lkg, loads the last-known-good set into the plan it returns.
+func (a *Agent) admit(ctx context.Context, req *agentapi.ApplyRequest, mode agentapi.Mode, res *agentapi.ApplyResult) (*plannedApply, error) {
+	t := time.Now()
+	p, err := a.decode(req, mode, agentapi.BodiesChecked(ctx, req))
+	if err != nil {
+		return nil, err
+	}
+	if err := a.fence(req); err != nil {
+		return nil, err
+	}
+	res.Timings[agentapi.StageFence] = time.Since(t)
+	if p.revertTo {
+		if err := a.loadRevert(req, p); err != nil {
+			return nil, err
+		}
+		res.PlanID = p.planID
+	}
+	return p, nil
+}
+
+// checkFiles checks the files against the tree and lists the swap;
+// nothing is written into it yet, so a refusal here changes nothing,
+// runtime state included.
+func (r *applyRun) checkFiles() error {
+	t := time.Now()
+	cur, err := hashTreeCached(r.a.base, r.a.treeCache)
 	if err != nil {
 		return nackf(agentapi.StageFiles, -1, "hash the tree: %v", err)
 	}
-	if err := a.applyPatches(p, cur); err != nil {
+	if err := r.a.applyPatches(r.p, cur); err != nil {
 		return err
 	}
-	entries, err := a.entries(p, cur)
+	if r.entries, err = r.a.entries(r.p, cur); err != nil {
+		return err
+	}
+	r.res.Timings[agentapi.StageFiles] = time.Since(t)
+	return nil
+}
+
+// runOps runs the ops of an apply that serves through them alone, after
+// writing the ops mark; a failed op makes the fallback reload, onto the
+// new files staged next.
+func (r *applyRun) runOps(ctx context.Context) error {
+	if err := r.a.markOps(r.p.planID); err != nil {
+		return nackf(agentapi.StageFiles, -1, "%v", err)
+	}
+	r.a.crash(stepMarked)
+	t := time.Now()
+	r.live = true
+	if idx, msg := r.a.runOps(ctx, r.sess, r.p, r.res, r.log); idx >= 0 {
+		r.needReload = true
+		r.reason = fmt.Sprintf("fallback: op %d failed: %s", idx, msg)
+		r.log.Warn("runtime op refused; reloading onto the new files", "op", idx, "message", msg)
+	}
+	r.res.Timings[agentapi.StageOps] = time.Since(t)
+	r.a.crash(stepOps)
+	return nil
+}
+
+// stageFiles stages the changed bodies, links the old files aside and
+// writes the journal, then makes all of it durable in one flush.
+//
+// Staging, the swap and the commit have three durable points (each a
+// flush of a syncSet; see syncset.go for why batching them is cheap):
+//  1. before the first rename into the tree (here): the journal (recovery
+//     must know a swap may be under way), the hard links of the old files
+//     (a rollback puts them back) and the staged bodies' data (the commit
+//     names them and never rewrites them);
+//  2. before the commit point: the tree directories the swap renamed into
+//     (a committed apply is only rolled forward) and the temp state
+//     file's data;
+//  3. the commit point: the rename of state.json and its directory.
+//
+// Nothing else is synced: a crash before 1 completes leaves the tree
+// untouched, one between 1 and 3 rolls back from the journal, one after 3
+// rolls forward (cleanup only).
+func (r *applyRun) stageFiles(ctx context.Context) error {
+	t := time.Now()
+	r.tx = r.a.newTxn()
+	var staged syncSet // point 1
+	var err error
+	if err = r.p.makeBodies(); err != nil {
+		return r.failStaging(ctx, &staged, "%v", err)
+	}
+	if r.stamps, err = r.tx.stage(&staged, r.p.bodies, r.entries, r.p.files); err != nil {
+		return r.failStaging(ctx, &staged, "%v", err)
+	}
+	r.a.crash(stepStaged)
+	if err := r.tx.backup(&staged, r.entries); err != nil {
+		return r.failStaging(ctx, &staged, "%v", err)
+	}
+	j := journal{Txn: r.tx.id, PlanID: r.p.planID, PrevPlanID: r.a.appliedPlan(), Entries: r.entries}
+	if err := writeJournal(&staged, r.a.state, j); err != nil {
+		return r.failStaging(ctx, &staged, "%v", err)
+	}
+	if err := staged.flush(); err != nil {
+		return r.failStaging(ctx, &staged, "sync the staged files and the journal: %v", err)
+	}
+	r.a.crash(stepJournaled)
+	r.res.Timings[agentapi.StageFiles] += time.Since(t)
+	return nil
+}
+
+// failStaging undoes a staging that failed before the swap: the tree is
+// untouched, so only the staged files, the journal and (when ops ran)
+// the runtime state are put back. It returns the files-stage NACK.
+func (r *applyRun) failStaging(ctx context.Context, staged *syncSet, format string, err error) error {
+	staged.discard()
+	if rerr := r.a.state.Remove(journalFile); rerr == nil || isNotExist(rerr) {
+		_ = r.tx.cleanup()
+	}
+	if r.live {
+		r.a.reloadOntoTree(ctx, r.res)
+	}
+	return nackf(agentapi.StageFiles, -1, format, err)
+}
+
+// swapFiles renames the staged files into the tree, haproxy.cfg last; a
+// failure restores the journal.
+func (r *applyRun) swapFiles(ctx context.Context) error {
+	t := time.Now()
+	if err := r.tx.swap(&r.treeDirs, r.entries, r.a.crash); err != nil {
+		r.a.restore(ctx, r.tx, r.entries, r.live, r.res)
+		return nackf(agentapi.StageSwap, -1, "%v", err)
+	}
+	r.a.crash(stepSwapped)
+	r.res.Timings[agentapi.StageSwap] = time.Since(t)
+	return nil
+}
+
+// reload reloads HAProxy and verifies the new worker, or leaves the
+// reload to the pacing when it is not a fallback and one ran too
+// recently. A failed reload or verification restores the old files (and
+// runtime state) and returns the NACK of the stage that failed.
+func (r *applyRun) reload(ctx context.Context) error {
+	a, res := r.a, r.res
+	fallback := r.live && r.needReload
+	res.Reload.Reason = r.reason
+	if wait := a.reloadWait(); wait > 0 && !fallback {
+		r.scheduled = true
+		res.Reload.Scheduled = true
+		a.mu.Lock()
+		a.reloadDue, a.reloadReason = true, r.reason
+		a.mu.Unlock()
+		a.poke()
+		return nil
+	}
+	t := time.Now()
+	info, stage, err := a.reloadAndVerify(ctx)
+	res.Reload = info
+	res.Reload.Reason = r.reason
+	if stage == "" {
+		stage = agentapi.StageReload
+	}
+	res.Timings[stage] = time.Since(t)
 	if err != nil {
-		return err
+		if r.tx != nil {
+			a.restore(ctx, r.tx, r.entries, r.live, res)
+		} else if r.live {
+			a.restoreLive(ctx, res)
+		}
+		return nackf(stage, -1, "%s", err)
 	}
-	res.Timings[agentapi.StageFiles] = time.Since(t)
+	r.live = false
+	a.crash(stepReloaded)
+	return nil
+}
 
-	// Ops first, when the apply serves through them alone; a failed op
-	// makes the fallback reload, onto the new files staged below.
-	live := false // runtime state changed: a restore must reload
-	needReload, reason := p.reload, p.reason
-	if opsFirst {
-		if err := a.markOps(p.planID); err != nil {
-			return nackf(agentapi.StageFiles, -1, "%v", err)
-		}
-		a.crash(stepMarked)
-		t = time.Now()
-		live = true
-		if idx, msg := a.runOps(ctx, sess, p, res, log); idx >= 0 {
-			needReload = true
-			reason = fmt.Sprintf("fallback: op %d failed: %s", idx, msg)
-			log.Warn("runtime op refused; reloading onto the new files", "op", idx, "message", msg)
-		}
-		res.Timings[agentapi.StageOps] = time.Since(t)
-		a.crash(stepOps)
-	}
-
-	// Stage, journal, swap. Durable points (each a flush of a syncSet;
-	// see syncset.go for why batching them is cheap):
-	//  1. before the first rename into the tree: the journal (recovery
-	//     must know a swap may be under way), the hard links of the old
-	//     files (a rollback puts them back) and the staged bodies' data
-	//     (the commit names them and never rewrites them);
-	//  2. before the commit point: the tree directories the swap renamed
-	//     into (a committed apply is only rolled forward) and the temp
-	//     state file's data;
-	//  3. the commit point: the rename of state.json and its directory.
-	// Nothing else is synced: a crash before 1 completes leaves the tree
-	// untouched, one between 1 and 3 rolls back from the journal, one
-	// after 3 rolls forward (cleanup only).
-	var tx *txn
-	var stamps map[string]stamp // of the staged files, by tree path
-	var treeDirs syncSet        // point 2, flushed with the state
-	if len(entries) > 0 {
-		t = time.Now()
-		tx = a.newTxn()
-		var staged syncSet // point 1
-		fail := func(format string, err error) error {
-			staged.discard()
-			if rerr := a.state.Remove(journalFile); rerr == nil || isNotExist(rerr) {
-				_ = tx.cleanup()
-			}
-			if live {
-				a.reloadOntoTree(ctx, res)
-			}
-			return nackf(agentapi.StageFiles, -1, format, err)
-		}
-		if err := p.makeBodies(); err != nil {
-			return fail("%v", err)
-		}
-		if stamps, err = tx.stage(&staged, p.bodies, entries, p.files); err != nil {
-			return fail("%v", err)
-		}
-		a.crash(stepStaged)
-		if err := tx.backup(&staged, entries); err != nil {
-			return fail("%v", err)
-		}
-		j := journal{Txn: tx.id, PlanID: p.planID, PrevPlanID: a.appliedPlan(), Entries: entries}
-		if err := writeJournal(&staged, a.state, j); err != nil {
-			return fail("%v", err)
-		}
-		if err := staged.flush(); err != nil {
-			return fail("sync the staged files and the journal: %v", err)
-		}
-		a.crash(stepJournaled)
-		res.Timings[agentapi.StageFiles] += time.Since(t)
-		t = time.Now()
-		if err := tx.swap(&treeDirs, entries, a.crash); err != nil {
-			a.restore(ctx, tx, entries, live, res)
-			return nackf(agentapi.StageSwap, -1, "%v", err)
-		}
-		a.crash(stepSwapped)
-		res.Timings[agentapi.StageSwap] = time.Since(t)
-	}
-
-	fallback := live && needReload
-	scheduled := false
-	if needReload {
-		res.Reload.Reason = reason
-		if wait := a.reloadWait(); wait > 0 && !fallback {
-			scheduled = true
-			res.Reload.Scheduled = true
-			a.mu.Lock()
-			a.reloadDue, a.reloadReason = true, reason
-			a.mu.Unlock()
-			a.poke()
-		} else {
-			t = time.Now()
-			info, stage, err := a.reloadAndVerify(ctx)
-			res.Reload = info
-			res.Reload.Reason = reason
-			if stage == "" {
-				stage = agentapi.StageReload
-			}
-			res.Timings[stage] = time.Since(t)
-			if err != nil {
-				if tx != nil {
-					a.restore(ctx, tx, entries, live, res)
-				} else if live {
-					a.restoreLive(ctx, res)
-				}
-				return nackf(stage, -1, "%s", err)
-			}
-			live = false
-			a.crash(stepReloaded)
-		}
-	}
-
-	// Commit.
-	t = time.Now()
+// commit writes the new durable state (durable points 2 and 3), with a
+// new last-known-good set when this apply reloaded and verified, then
+// primes the tree and body caches and cleans the transaction up.
+func (r *applyRun) commit(ctx context.Context) error {
+	a, p, res, tx := r.a, r.p, r.res, r.tx
+	t := time.Now()
 	a.mu.Lock()
 	next := a.durable
 	a.mu.Unlock()
@@ -285,26 +377,26 @@ func (a *Agent) apply(ctx context.Context, req *agentapi.ApplyRequest, mode agen
 	next.AppliedPlanID = p.planID
 	next.Manifest = p.files
 	next.NewestToken = max(next.NewestToken, p.fence)
-	next.ReloadPending = scheduled || a.reloadOwed()
+	next.ReloadPending = r.scheduled || a.reloadOwed()
 	// Only a set HAProxy loaded in a verified reload becomes
 	// last-known-good: a set that reached it through runtime ops was never
 	// parsed, and revert_lkg must lead back to one that was.
 	verified := res.Reload.Performed && res.Reload.OK && !next.ReloadPending
-	if _, err := a.commitStateLocked(next, verified, txID, &treeDirs); err != nil {
+	if _, err := a.commitStateLocked(next, verified, txID, &r.treeDirs); err != nil {
 		if tx != nil {
-			a.restore(ctx, tx, entries, live || res.Reload.Performed, res)
+			a.restore(ctx, tx, r.entries, r.live || res.Reload.Performed, res)
 		}
 		return nackf(agentapi.StageCommit, -1, "write state: %v", err)
 	}
 	// The runtime state matches the committed plan: its own ops ran, or
 	// a reload loaded the committed tree.
-	if opsFirst || (res.Reload.Performed && res.Reload.OK) {
+	if r.opsFirst || (res.Reload.Performed && res.Reload.OK) {
 		a.clearOpsMark()
 	}
 	a.crash(stepCommitted)
 	// The tree now holds the staged files under their paths: the next
 	// apply knows their digests without reading them back.
-	for path, st := range stamps {
+	for path, st := range r.stamps {
 		a.treeCache[path] = st
 	}
 	a.cacheBodies(p)
@@ -322,9 +414,6 @@ func (a *Agent) apply(ctx context.Context, req *agentapi.ApplyRequest, mode agen
 	}
 	res.Timings[agentapi.StageCommit] = time.Since(t)
 	a.crash(stepDone)
-	if !needReload && len(p.ops) > 0 {
-		a.replayToLeaving(ctx, p.ops, log)
-	}
 	return nil
 }
 

@@ -160,7 +160,7 @@ func (d *dispatcher) prefetch(ctx context.Context, targets []Target) func() map[
 // diffAhead diffs out against every state read ahead, in parallel, and
 // keeps the decisions in pre for dispatch. Diff needs the plan only, so
 // the loop runs it while out's plan ID is still being computed (a
-// [renderplan.PlanCache] computes it in the background). A pod that turns
+// [renderplan.Cache] computes it in the background). A pod that turns
 // out to run the plan already wastes its diff.
 func (d *dispatcher) diffAhead(out *renderplan.Output, pre map[string]prefetched) {
 	diffed := make([]prefetched, 0, len(pre))

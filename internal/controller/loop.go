@@ -54,7 +54,7 @@ type Config struct {
 	// Checker that is also a [rendergate.Pauser] is paused for the length
 	// of each reconciliation, so that a check never delays a change on
 	// its way to the pods.
-	Checker rendergate.Checker
+	Checker renderplan.Checker
 	// CheckSpacing is the least time between two background checks
 	// ([rendergate.RunnerConfig.Spacing]): under a stream of changes the
 	// check covers the newest plan, at most one per spacing. A plan held

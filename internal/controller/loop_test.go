@@ -19,13 +19,13 @@ import (
 
 // newTestLoop returns a loop over a channel source and one fake agent,
 // without debouncing, and starts it.
-func newTestLoop(t *testing.T, checker rendergate.Checker) (*Loop, *chanSource, *fakeAgent, *prometheus.Registry) {
+func newTestLoop(t *testing.T, checker renderplan.Checker) (*Loop, *chanSource, *fakeAgent, *prometheus.Registry) {
 	t.Helper()
 	return newSpacedTestLoop(t, checker, 0)
 }
 
 // newSpacedTestLoop is newTestLoop with Config.CheckSpacing.
-func newSpacedTestLoop(t *testing.T, checker rendergate.Checker, spacing time.Duration) (*Loop, *chanSource, *fakeAgent, *prometheus.Registry) {
+func newSpacedTestLoop(t *testing.T, checker renderplan.Checker, spacing time.Duration) (*Loop, *chanSource, *fakeAgent, *prometheus.Registry) {
 	t.Helper()
 	src, agent, reg := newChanSource(), newFakeAgent(), prometheus.NewRegistry()
 	l, err := New(Config{
@@ -158,8 +158,8 @@ func TestLoopCountsSourceProblemsAndKeepsGoing(t *testing.T) {
 
 // refuseHost is a checker that refuses every output whose hosts.map names
 // host, and passes the others.
-func refuseHost(host string) rendergate.Checker {
-	return rendergate.CheckerFunc(func(_ context.Context, out *renderplan.Output) error {
+func refuseHost(host string) renderplan.Checker {
+	return renderplan.CheckerFunc(func(_ context.Context, out *renderplan.Output) error {
 		for _, f := range out.Files {
 			if f.Path == "maps/hosts.map" && strings.Contains(string(f.Body), host) {
 				return &rendergate.CheckError{PlanID: out.Plan.ID(), ExitCode: 1, Reason: "refused " + host}

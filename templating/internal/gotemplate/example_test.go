@@ -5,11 +5,10 @@
 package gotemplate_test
 
 import (
+	template "github.com/haptic-io/haptic/templating/internal/gotemplate"
 	"log"
 	"os"
 	"strings"
-
-	template "github.com/haptic-io/haptic/templating/internal/gotemplate"
 )
 
 func ExampleTemplate() {

@@ -5,12 +5,11 @@
 package gotemplate_test
 
 import (
+	template "github.com/haptic-io/haptic/templating/internal/gotemplate"
 	"io"
 	"log"
 	"os"
 	"path/filepath"
-
-	template "github.com/haptic-io/haptic/templating/internal/gotemplate"
 )
 
 // templateFile defines the contents of a template to be stored in a file, for testing.

@@ -7,14 +7,13 @@ package gotemplate
 import (
 	"errors"
 	"fmt"
+	"github.com/haptic-io/haptic/templating/internal/gotemplate/internal/fmtsort"
 	"io"
 	"reflect"
 	"runtime"
 	"slices"
 	"strings"
 	"text/template/parse"
-
-	"github.com/haptic-io/haptic/templating/internal/gotemplate/internal/fmtsort"
 )
 
 // maxExecDepth specifies the maximum stack depth of templates within
@@ -257,16 +256,10 @@ func (t *Template) DefinedTemplates() string {
 	return b.String()
 }
 
-// isSentinel reports whether the panic value r is the sentinel e.
-func isSentinel(r any, e error) bool {
-	err, ok := r.(error)
-	return ok && errors.Is(err, e)
-}
-
 // Sentinel errors for use with panic to signal early exits from range loops.
 var (
-	errWalkBreak    = errors.New("break")
-	errWalkContinue = errors.New("continue")
+	walkBreak    = errors.New("break")
+	walkContinue = errors.New("continue")
 )
 
 // Walk functions step through the major pieces of the template structure,
@@ -282,10 +275,10 @@ func (s *state) walk(dot reflect.Value, node parse.Node) {
 			s.printValue(node, val)
 		}
 	case *parse.BreakNode:
-		panic(errWalkBreak)
+		panic(walkBreak)
 	case *parse.CommentNode:
 	case *parse.ContinueNode:
-		panic(errWalkContinue)
+		panic(walkContinue)
 	case *parse.IfNode:
 		s.walkIfOrWith(parse.NodeIf, dot, node.Pipe, node.List, node.ElseList)
 	case *parse.ListNode:
@@ -365,7 +358,7 @@ func isTrue(val reflect.Value) (truth, ok bool) {
 func (s *state) walkRange(dot reflect.Value, r *parse.RangeNode) {
 	s.at(r)
 	defer func() {
-		if r := recover(); r != nil && !isSentinel(r, errWalkBreak) {
+		if r := recover(); r != nil && r != walkBreak {
 			panic(r)
 		}
 	}()
@@ -400,8 +393,8 @@ func (s *state) walkRange(dot reflect.Value, r *parse.RangeNode) {
 		}
 		defer s.pop(mark)
 		defer func() {
-			// Consume panic(errWalkContinue)
-			if r := recover(); r != nil && !isSentinel(r, errWalkContinue) {
+			// Consume panic(walkContinue)
+			if r := recover(); r != nil && r != walkContinue {
 				panic(r)
 			}
 		}()

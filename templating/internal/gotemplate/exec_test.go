@@ -92,7 +92,7 @@ type T struct {
 	// Template to test evaluation of templates.
 	Tmpl *Template
 	// Unexported field; cannot be accessed by template.
-	unexported int //nolint:unused // exists so that tests show templates cannot reach it
+	unexported int
 }
 
 type S []string
@@ -179,7 +179,7 @@ var tVal = &T{
 	ErrFunc:                   func() (string, error) { return "bla", nil },
 	PanicFunc:                 func() string { panic("test panic") },
 	TooFewReturnCountFunc:     func() {},
-	TooManyReturnCountFunc:    func() (string, error, int) { return "", nil, 0 }, //nolint:staticcheck // the bad signature is under test
+	TooManyReturnCountFunc:    func() (string, error, int) { return "", nil, 0 },
 	InvalidReturnTypeFunc:     func() (string, bool) { return "", false },
 	Tmpl:                      Must(New("x").Parse("test template")), // "x" is the value of .X
 }
@@ -244,12 +244,12 @@ func (t *T) MAdd(a int, b []int) []int {
 	return v
 }
 
-var errMy = errors.New("my error")
+var myError = errors.New("my error")
 
 // MyError returns a value and an error according to its argument.
 func (t *T) MyError(error bool) (bool, error) {
 	if error {
-		return true, errMy
+		return true, myError
 	}
 	return false, nil
 }
@@ -970,11 +970,11 @@ func TestExecuteError(t *testing.T) {
 	err = tmpl.Execute(b, tVal)
 	if err == nil {
 		t.Errorf("expected error; got none")
-	} else if !strings.Contains(err.Error(), errMy.Error()) {
+	} else if !strings.Contains(err.Error(), myError.Error()) {
 		if *debug {
 			fmt.Printf("test execute error: %s\n", err)
 		}
-		t.Errorf("expected errMy; got %s", err)
+		t.Errorf("expected myError; got %s", err)
 	}
 }
 
@@ -1434,12 +1434,12 @@ func TestUnterminatedStringError(t *testing.T) {
 
 const alwaysErrorText = "always be failing"
 
-var errAlways = errors.New(alwaysErrorText)
+var alwaysError = errors.New(alwaysErrorText)
 
 type ErrorWriter int
 
 func (e ErrorWriter) Write(p []byte) (int, error) {
-	return 0, errAlways
+	return 0, alwaysError
 }
 
 func TestExecuteGivesExecError(t *testing.T) {
@@ -1464,8 +1464,7 @@ func TestExecuteGivesExecError(t *testing.T) {
 	if err == nil {
 		t.Fatal("expected error; got none")
 	}
-	var eerr ExecError
-	ok := errors.As(err, &eerr)
+	eerr, ok := err.(ExecError)
 	if !ok {
 		t.Fatalf("did not expect ExecError %s", eerr)
 	}
@@ -1511,8 +1510,8 @@ func TestBadFuncNames(t *testing.T) {
 }
 
 func TestIsTrue(t *testing.T) {
-	var nilPtr *int
-	var nilChan chan int
+	var nil_ptr *int
+	var nil_chan chan int
 	tests := []struct {
 		v    any
 		want bool
@@ -1534,16 +1533,16 @@ func TestIsTrue(t *testing.T) {
 		{map[string]int{"a": 1, "b": 2}, true},
 		{map[string]int{}, false},
 		{make(chan int), true},
-		{nilChan, false},
+		{nil_chan, false},
 		{new(int), true},
-		{nilPtr, false},
+		{nil_ptr, false},
 		{unsafe.Pointer(new(int)), true},
-		{unsafe.Pointer(nilPtr), false},
+		{unsafe.Pointer(nil_ptr), false},
 	}
-	for _, testCase := range tests {
-		got, _ := IsTrue(testCase.v)
-		if got != testCase.want {
-			t.Fatalf("expect result %v, got %v", testCase.want, got)
+	for _, test_case := range tests {
+		got, _ := IsTrue(test_case.v)
+		if got != test_case.want {
+			t.Fatalf("expect result %v, got %v", test_case.want, got)
 		}
 	}
 }
@@ -1933,9 +1932,6 @@ func TestIssue31810(t *testing.T) {
 	// Works if the function is explicitly called.
 	const textCall = "{{ (call .)  }}"
 	tmpl, err = New("").Parse(textCall)
-	if err != nil {
-		t.Fatal(err)
-	}
 	b.Reset()
 	err = tmpl.Execute(&b, f)
 	if err != nil {

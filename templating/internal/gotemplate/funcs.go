@@ -626,11 +626,11 @@ func HTMLEscape(w io.Writer, b []byte) {
 		default:
 			continue
 		}
-		_, _ = w.Write(b[last:i])
-		_, _ = w.Write(html)
+		w.Write(b[last:i])
+		w.Write(html)
 		last = i + 1
 	}
-	_, _ = w.Write(b[last:])
+	w.Write(b[last:])
 }
 
 // HTMLEscapeString returns the escaped HTML equivalent of the plain text data s.
@@ -675,37 +675,37 @@ func JSEscape(w io.Writer, b []byte) {
 			// fast path: nothing to do
 			continue
 		}
-		_, _ = w.Write(b[last:i])
+		w.Write(b[last:i])
 
 		if c < utf8.RuneSelf {
 			// Quotes, slashes and angle brackets get quoted.
 			// Control characters get written as \u00XX.
 			switch c {
 			case '\\':
-				_, _ = w.Write(jsBackslash)
+				w.Write(jsBackslash)
 			case '\'':
-				_, _ = w.Write(jsApos)
+				w.Write(jsApos)
 			case '"':
-				_, _ = w.Write(jsQuot)
+				w.Write(jsQuot)
 			case '<':
-				_, _ = w.Write(jsLt)
+				w.Write(jsLt)
 			case '>':
-				_, _ = w.Write(jsGt)
+				w.Write(jsGt)
 			case '&':
-				_, _ = w.Write(jsAmp)
+				w.Write(jsAmp)
 			case '=':
-				_, _ = w.Write(jsEq)
+				w.Write(jsEq)
 			default:
-				_, _ = w.Write(jsLowUni)
+				w.Write(jsLowUni)
 				t, b := c>>4, c&0x0f
-				_, _ = w.Write(hex[t : t+1])
-				_, _ = w.Write(hex[b : b+1])
+				w.Write(hex[t : t+1])
+				w.Write(hex[b : b+1])
 			}
 		} else {
 			// Unicode rune.
 			r, size := utf8.DecodeRune(b[i:])
 			if unicode.IsPrint(r) {
-				_, _ = w.Write(b[i : i+size])
+				w.Write(b[i : i+size])
 			} else {
 				fmt.Fprintf(w, "\\u%04X", r)
 			}
@@ -713,7 +713,7 @@ func JSEscape(w io.Writer, b []byte) {
 		}
 		last = i + 1
 	}
-	_, _ = w.Write(b[last:])
+	w.Write(b[last:])
 }
 
 // JSEscapeString returns the escaped JavaScript equivalent of the plain text data s.

@@ -1,4 +1,4 @@
-package agentapi
+package runtimeop
 
 import (
 	"encoding/json"

@@ -1,0 +1,8 @@
+// Package depcheck holds no code: its tests check the module's import
+// graph with `go list -deps`, so that a package that must stay small does
+// not grow a dependency by way of an import of an import. The pure
+// packages (deployplan, renderplan and, once it exists, store) link no
+// net/http, and the controller does not link the agent runtime.
+//
+// The tests run the go command found on PATH and skip when there is none.
+package depcheck
