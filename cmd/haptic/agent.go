@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"sort"
 	"sync"
 	"syscall"
@@ -57,7 +56,7 @@ func agentCommand() *cli.Command {
 			}
 			return runAgent(ctx, o)
 		},
-		Subcommands: []*cli.Command{agentStateCommand()},
+		Subcommands: []*cli.Command{agentStateCommand(), agentBootstrapCommand()},
 	}
 }
 
@@ -184,14 +183,8 @@ func runAgent(ctx context.Context, o agentOptions) error {
 // superviseHAProxy writes the bootstrap config when the base directory has
 // none and starts HAProxy.
 func superviseHAProxy(ctx context.Context, o agentOptions) (*agent.Supervisor, error) {
-	if err := os.MkdirAll(o.cfg.BaseDir, 0o755); err != nil {
+	if _, err := agent.WriteBootstrap(o.cfg.BaseDir, o.cfg.StatsSocket, o.binds); err != nil {
 		return nil, err
-	}
-	cfgPath := filepath.Join(o.cfg.BaseDir, "haproxy.cfg")
-	if _, err := os.Stat(cfgPath); errors.Is(err, os.ErrNotExist) {
-		if err := os.WriteFile(cfgPath, agent.BootstrapConfig(o.cfg.StatsSocket, o.binds), 0o644); err != nil {
-			return nil, err
-		}
 	}
 	return agent.StartSupervisor(ctx, agent.SupervisorConfig{
 		Binary:       o.haproxy,

@@ -101,3 +101,34 @@ func TestAgentCommandSupervisesHAProxyAndPrintsItsState(t *testing.T) {
 		t.Errorf("agent returned %v", runErr)
 	}
 }
+
+func TestAgentBootstrapWritesTheConfigOnceAndLeavesACommittedOne(t *testing.T) {
+	base := filepath.Join(t.TempDir(), "tree")
+	args := []string{"haptic", "agent", "bootstrap", "--base-dir", base, "--stats-socket", "stats.sock", "--bind", "0.0.0.0:80", "--bind", "[::]:80"}
+	var out, errOut bytes.Buffer
+	if err := agentApp(&out, &errOut).Run(args); err != nil {
+		t.Fatalf("bootstrap: %v (%s)", err, errOut.String())
+	}
+	cfg, err := os.ReadFile(filepath.Join(base, "haproxy.cfg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"stats socket unix@stats.sock mode 600 level admin", "bind 0.0.0.0:80\n", "bind [::]:80\n", "return status 503"} {
+		if !strings.Contains(string(cfg), want) {
+			t.Errorf("bootstrap haproxy.cfg lacks %q:\n%s", want, cfg)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(base, "haproxy.cfg"), []byte("committed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := agentApp(&out, &errOut).Run(args); err != nil {
+		t.Fatalf("second bootstrap: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(base, "haproxy.cfg")); string(b) != "committed\n" || !strings.Contains(out.String(), "left as it is") {
+		t.Fatalf("after a second bootstrap: haproxy.cfg %q, output %q; want it untouched and said so", b, out.String())
+	}
+	if err := agentApp(&out, &errOut).Run([]string{"haptic", "agent", "bootstrap", "--base-dir", base}); err == nil {
+		t.Fatal("bootstrap without --stats-socket succeeded")
+	}
+}

@@ -6,6 +6,7 @@
 //
 //	haptic agent       [--base-dir dir] [--listen :5555] [--token-file f] [--haproxy-binary path] …
 //	haptic agent state [--url http://127.0.0.1:5555] [--token-file f]
+//	haptic agent bootstrap --base-dir dir --stats-socket path [--bind addr …]
 //	haptic local       -r resources/ [-c config.yaml] [--haproxy 3.4] [--listen addr] [--echo addrs] …
 //	haptic render      -r resources/ -o out/ [-c config.yaml] [--libraries base,ingress]
 //	haptic diff        --from a/ --to b/ [-c config.yaml] [--haproxy-version 3.4] [-o text|json] [--fail-on-reload]
@@ -15,7 +16,8 @@
 //
 // agent serves the agent API and applies plans to one HAProxy (with
 // --haproxy-binary it also starts and supervises it); agent state prints
-// an agent's state. local runs the controller loop, the agent behind its
+// an agent's state; agent bootstrap writes the bootstrap haproxy.cfg
+// unless the tree has one (the HAProxy pod's init container). local runs the controller loop, the agent behind its
 // HTTP API and a supervised HAProxy on a directory of manifests. render
 // writes the rendered tree and plan.json; diff renders two directories
 // and prints the decision for a pod running the first; validate runs the

@@ -163,8 +163,13 @@ func (s *Supervisor) Stop(ctx context.Context) error {
 // BootstrapConfig returns a minimal haproxy.cfg to start HAProxy on before
 // the first plan lands: the worker stats socket (level admin, exposing the
 // listeners for seamless reloads) and a frontend per bind address that
-// answers 503 to everything.
+// answers 503 to everything. A relative stats socket path (relative to
+// HAProxy's working directory) is written unix@<path>, as HAProxy reads a
+// bare name as a host. See [WriteBootstrap] for writing it safely.
 func BootstrapConfig(statsSocket string, binds []string) []byte {
+	if !strings.HasPrefix(statsSocket, "/") && !strings.Contains(statsSocket, "@") {
+		statsSocket = "unix@" + statsSocket
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "global\n    stats socket %s mode 600 level admin expose-fd listeners\n    stats timeout 1h\n\n", statsSocket)
 	b.WriteString("defaults\n    mode http\n    timeout connect 5s\n    timeout client 30s\n    timeout server 30s\n\n")

@@ -12,7 +12,8 @@
 // Main re-executes the test binary in a new network and mount namespace,
 // brings lo up and mounts a private tmpfs on /run/netns, so that nothing the
 // cluster or its pods start binds the host's interfaces. [InSandbox] reports
-// whether that worked and why not.
+// whether that worked and why not. [Run] is Main returning the exit code,
+// for a TestMain that cleans up after its tests.
 //
 // # Cluster
 //

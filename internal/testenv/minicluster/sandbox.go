@@ -26,10 +26,13 @@ const (
 // runs the tests. Under -short, or when the sandbox cannot be made, it runs
 // the tests in place and [InSandbox] reports why.
 func Main(m *testing.M) {
-	os.Exit(runMain(m))
+	os.Exit(Run(m))
 }
 
-func runMain(m *testing.M) int {
+// Run is [Main] without the exit: it returns the exit code, so that a
+// TestMain can release what its tests shared before it exits. In the
+// parent process (the one that made the sandbox) no test ran.
+func Run(m *testing.M) int {
 	if os.Getenv(envSandbox) == "1" {
 		// Processes the sandboxed binary starts itself (fuzz workers)
 		// inherit both variables and share its namespaces: no second setup.

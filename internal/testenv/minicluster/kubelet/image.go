@@ -34,6 +34,29 @@ func ConformanceImages(echoBasic string) Images {
 	}
 }
 
+// Image references of HAPTIC's own pods, any tag. The HAProxy pod's
+// manifests use HAProxyImage:3.4 and HAPTICImage:<version>.
+const (
+	HAProxyImage = "docker.io/haproxytech/haproxy-debian"
+	HAPTICImage  = "ghcr.io/haptic-io/haptic"
+)
+
+// HAPTICImages maps the images of HAPTIC's HAProxy pod: [HAProxyImage]
+// (and the short and official-image spellings of HAProxy: haproxy,
+// docker.io/library/haproxy, haproxytech/haproxy-debian) to the haproxy
+// binary, whatever the tag, and [HAPTICImage] to the haptic binary.
+// Neither has ReadyPorts: the pod declares its ports and probes.
+func HAPTICImages(haproxy, haptic string) Images {
+	hp := Image{Binary: haproxy}
+	return Images{
+		HAProxyImage:                 hp,
+		"haproxytech/haproxy-debian": hp,
+		"docker.io/library/haproxy":  hp,
+		"haproxy":                    hp,
+		HAPTICImage:                  {Binary: haptic},
+	}
+}
+
 // lookup returns the entry whose prefix is the longest that image starts
 // with; the prefix must end at a ':', '@' or '/' boundary or the end.
 func (m Images) lookup(image string) (Image, error) {

@@ -49,3 +49,24 @@ func TestConformanceImagesRunEchoBasicAndPlaceholderCoreDNS(t *testing.T) {
 		t.Fatalf("coredns = %+v, %v; want the empty placeholder", got, err)
 	}
 }
+
+func TestHAPTICImagesRunHAProxyAndHaptic(t *testing.T) {
+	m := HAPTICImages("/x/haproxy", "/x/haptic")
+	for image, want := range map[string]string{
+		HAProxyImage + ":3.4":                "/x/haproxy",
+		"haproxytech/haproxy-debian:3.4":     "/x/haproxy",
+		"docker.io/library/haproxy:3.4":      "/x/haproxy",
+		"haproxy:3.4-alpine":                 "/x/haproxy",
+		"haproxy":                            "/x/haproxy",
+		HAPTICImage + ":v0.1.0":              "/x/haptic",
+		HAPTICImage + "@sha256:0123456789ab": "/x/haptic",
+	} {
+		got, err := m.lookup(image)
+		if err != nil || got.Binary != want {
+			t.Errorf("lookup(%s) = %+v, %v; want binary %s", image, got, err, want)
+		}
+	}
+	if got, err := m.lookup("haproxytech/kubernetes-ingress:3.1"); err == nil {
+		t.Errorf("lookup(haproxytech/kubernetes-ingress) = %+v, want no match", got)
+	}
+}

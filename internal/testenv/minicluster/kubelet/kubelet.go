@@ -119,6 +119,9 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	if err := os.MkdirAll(k.cfg.Dir, 0o755); err != nil {
 		return fmt.Errorf("kubelet: %w", err)
 	}
+	if err := enableForwarding(); err != nil {
+		return fmt.Errorf("kubelet: %w", err)
+	}
 	cert, err := tls.X509KeyPair(k.cfg.ServingCertPEM, k.cfg.ServingKeyPEM)
 	if err != nil {
 		return fmt.Errorf("kubelet: serving certificate: %w", err)
@@ -179,7 +182,7 @@ func (k *Kubelet) logPath(ns, pod, name string) (string, bool) {
 		if rp.ns != ns || rp.name != pod {
 			continue
 		}
-		for _, c := range rp.containers {
+		for _, c := range append(append([]*container(nil), rp.inits...), rp.containers...) {
 			if c.name == name {
 				return c.logPath, true
 			}
@@ -289,22 +292,25 @@ func (k *Kubelet) syncPod(ctx context.Context, pod *corev1.Pod) error {
 		k.mu.Unlock()
 		log.Debug("pod started", "ip", rp.net.ip)
 	}
-	views := make([]containerView, 0, len(rp.containers))
-	for _, c := range rp.containers {
-		v := c.view()
-		if v.exited && pod.Spec.RestartPolicy != corev1.RestartPolicyNever && k.cfg.Now().Sub(v.startedAt) > time.Second {
-			c.mu.Lock()
-			c.restarts++
-			c.mu.Unlock()
-			if err := c.start(rp.net.ns, k.cfg.Now); err != nil {
-				log.Warn("container restart failed", "container", c.name, "err", err)
-			}
-			v = c.view()
-		}
-		c.probe(rp.net.ip)
-		views = append(views, c.view())
+	if err := rp.advance(k.cfg.Now); err != nil {
+		// A process of the pod could not start (the containers, after the
+		// init containers): start the pod anew after the backoff.
+		k.stopPod(ctx, rp)
+		k.mu.Lock()
+		delete(k.pods, pod.UID)
+		delete(k.written, pod.UID)
+		k.failures[pod.UID] = k.cfg.Now()
+		k.mu.Unlock()
+		k.markPending(ctx, pod, err)
+		return fmt.Errorf("start pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
-	st := podStatus(pod.Status, rp.net.ip.String(), rp.started, views)
+	if err := rp.restartExited(k.cfg.Now); err != nil {
+		log.Warn("container restart failed", "err", err)
+	}
+	for _, c := range rp.containers {
+		c.probe(rp.net.ip)
+	}
+	st := podStatus(pod.Status, rp.view())
 	key := statusKey(st)
 	if k.written[pod.UID] == key {
 		return nil

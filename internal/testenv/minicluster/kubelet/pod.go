@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -19,16 +17,26 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// runningPod is a pod this kubelet started. Fields other than containers are
-// set once by startPod; containers' state is guarded by each container's mu.
+// runningPod is a pod this kubelet started. Fields other than the
+// containers and the start progress are set once by startPod; each
+// container's state is guarded by its mu, and nextInit, containersStarted
+// and failed are used by the Run goroutine only (see advance).
 type runningPod struct {
 	ns, name string
 	uid      string
 	dir      string
 	net      podNet
 	started  time.Time
+	policy   corev1.RestartPolicy
 
+	// inits run one at a time, in order, each to a zero exit, before the
+	// containers start.
+	inits      []*container
 	containers []*container
+
+	nextInit          int  // index of the init container running or due
+	containersStarted bool // every init container succeeded and the containers were started
+	failed            bool // an init container failed under restartPolicy Never
 }
 
 // container is one process of a pod.
@@ -36,14 +44,16 @@ type container struct {
 	name, image string
 	binary      string
 	args, env   []string
-	dir         string
+	dir         string // the process's working directory
 	logPath     string
-	readyPorts  []int
+	readiness   readiness
+	init        bool // an init container: runs to completion
 
 	mu        sync.Mutex // guards the fields below
 	cmd       *exec.Cmd
 	done      chan struct{}
 	startedAt time.Time
+	exitedAt  time.Time
 	exitCode  int
 	exited    bool
 	restarts  int32
@@ -52,11 +62,14 @@ type container struct {
 	logFile   *os.File
 }
 
-// startPod materialises volumes, makes the network and starts every
-// container. On error everything it made is undone.
+// startPod materialises volumes, makes the network and starts the first
+// init container, or the containers when there is none (see advance). On
+// error everything it made is undone.
 func (k *Kubelet) startPod(ctx context.Context, pod *corev1.Pod) (rp *runningPod, err error) {
-	images := make([]Image, len(pod.Spec.Containers))
-	for i, c := range pod.Spec.Containers {
+	specs := make([]corev1.Container, 0, len(pod.Spec.InitContainers)+len(pod.Spec.Containers))
+	specs = append(append(specs, pod.Spec.InitContainers...), pod.Spec.Containers...)
+	images := make([]Image, len(specs))
+	for i, c := range specs {
 		if images[i], err = k.cfg.Images.lookup(c.Image); err != nil {
 			return nil, err
 		}
@@ -71,6 +84,7 @@ func (k *Kubelet) startPod(ctx context.Context, pod *corev1.Pod) (rp *runningPod
 		dir:     filepath.Join(k.cfg.Dir, pod.Namespace+"_"+pod.Name+"_"+string(pod.UID)),
 		net:     newPodNet(idx, ip, k.pool.gateway()),
 		started: k.cfg.Now(),
+		policy:  pod.Spec.RestartPolicy,
 	}
 	defer func() {
 		if err != nil {
@@ -82,40 +96,18 @@ func (k *Kubelet) startPod(ctx context.Context, pod *corev1.Pod) (rp *runningPod
 		return rp, err
 	}
 	lookup := k.valueLookup(ctx, pod.Namespace)
-	for i := range pod.Spec.Containers {
-		c := &pod.Spec.Containers[i]
-		env, err := resolveEnv(pod, c, ip.String(), "127.0.0.1", lookup)
+	for i := range specs {
+		init := i < len(pod.Spec.InitContainers)
+		ct, err := newContainer(pod, &specs[i], images[i], ip.String(), mounts[specs[i].Name], lookup, rp.dir)
 		if err != nil {
-			return rp, err
+			return rp, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
 		}
-		cm := mounts[c.Name]
-		vars := map[string]string{}
-		for j, e := range env {
-			name, val, _ := cutEnv(e)
-			val = rewriteMounts(val, cm)
-			env[j] = name + "=" + val
-			vars[name] = val
+		ct.init = init
+		if init {
+			rp.inits = append(rp.inits, ct)
+		} else {
+			rp.containers = append(rp.containers, ct)
 		}
-		args := make([]string, 0, len(c.Args))
-		for _, a := range c.Args {
-			args = append(args, rewriteMounts(expandVars(a, vars), cm))
-		}
-		ports := images[i].ReadyPorts
-		if len(c.Ports) > 0 {
-			ports = nil
-			for _, p := range c.Ports {
-				if p.Protocol == "" || p.Protocol == corev1.ProtocolTCP {
-					ports = append(ports, int(p.ContainerPort))
-				}
-			}
-		}
-		ct := &container{
-			name: c.Name, image: c.Image, binary: images[i].Binary, args: args, dir: rp.dir,
-			env:        append([]string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root"}, env...),
-			logPath:    filepath.Join(rp.dir, "logs", c.Name+".log"),
-			readyPorts: ports,
-		}
-		rp.containers = append(rp.containers, ct)
 	}
 	if err := os.MkdirAll(filepath.Join(rp.dir, "logs"), 0o755); err != nil {
 		return rp, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
@@ -123,12 +115,51 @@ func (k *Kubelet) startPod(ctx context.Context, pod *corev1.Pod) (rp *runningPod
 	if err := rp.net.setup(ctx); err != nil {
 		return rp, err
 	}
-	for _, ct := range rp.containers {
-		if err := ct.start(rp.net.ns, k.cfg.Now); err != nil {
-			return rp, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
-		}
+	if err := rp.advance(k.cfg.Now); err != nil {
+		return rp, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
 	return rp, nil
+}
+
+// newContainer resolves one container of pod: its environment, its args
+// ($(VAR) expanded, mount paths rewritten), its working directory and its
+// readiness check. podDir is the working directory when the container
+// names none.
+func newContainer(pod *corev1.Pod, c *corev1.Container, image Image, podIP string, mounts []mountRewrite, lookup valueLookup, podDir string) (*container, error) {
+	env, err := resolveEnv(pod, c, podIP, "127.0.0.1", lookup)
+	if err != nil {
+		return nil, err
+	}
+	vars := map[string]string{}
+	for j, e := range env {
+		name, val, _ := cutEnv(e)
+		val = rewriteMounts(val, mounts)
+		env[j] = name + "=" + val
+		vars[name] = val
+	}
+	args := make([]string, 0, len(c.Args))
+	for _, a := range c.Args {
+		args = append(args, rewriteMounts(expandVars(a, vars), mounts))
+	}
+	dir := podDir
+	if c.WorkingDir != "" {
+		if dir = rewriteMounts(c.WorkingDir, mounts); dir == c.WorkingDir {
+			return nil, fmt.Errorf("container %s: workingDir %s is not inside a volume mount (the process kubelet has no image filesystem)", c.Name, c.WorkingDir)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("container %s: workingDir: %w", c.Name, err)
+		}
+	}
+	rd, err := readinessOf(c, image.ReadyPorts)
+	if err != nil {
+		return nil, err
+	}
+	return &container{
+		name: c.Name, image: c.Image, binary: image.Binary, args: args, dir: dir,
+		env:       append([]string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root"}, env...),
+		logPath:   filepath.Join(podDir, "logs", c.Name+".log"),
+		readiness: rd,
+	}, nil
 }
 
 func cutEnv(kv string) (string, string, bool) {
@@ -243,7 +274,7 @@ func (k *Kubelet) materializeVolumes(ctx context.Context, pod *corev1.Pod, dir s
 		hostPaths[v.Name] = vdir
 	}
 	out := map[string][]mountRewrite{}
-	for _, c := range pod.Spec.Containers {
+	for _, c := range append(append([]corev1.Container(nil), pod.Spec.InitContainers...), pod.Spec.Containers...) {
 		for _, m := range c.VolumeMounts {
 			hp, ok := hostPaths[m.Name]
 			if !ok {
@@ -264,8 +295,13 @@ func (c *container) start(ns string, now func() time.Time) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.binary == "" {
+		// Nothing to run: a container that runs forever, or an init
+		// container that succeeded at once.
 		c.startedAt = now()
-		c.exited = false
+		c.exited, c.exitCode = c.init, 0
+		if c.init {
+			c.exitedAt = c.startedAt
+		}
 		return nil
 	}
 	f, err := os.OpenFile(c.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -290,7 +326,7 @@ func (c *container) start(ns string, now func() time.Time) error {
 		err := cmd.Wait()
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		c.exited = true
+		c.exited, c.exitedAt = true, now()
 		c.exitCode = 0
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
@@ -326,22 +362,19 @@ func (c *container) stop(grace time.Duration) {
 	}
 }
 
-// probe marks the container ready once every readiness port accepts a TCP
-// connection on ip. It reports whether readiness changed.
+// probe marks the container ready once its readiness check passes on ip
+// (see readiness). It reports whether readiness changed. A ready container
+// stays ready until it exits.
 func (c *container) probe(ip netip.Addr) bool {
 	c.mu.Lock()
-	if c.exited || c.ready {
+	if c.exited || c.ready || c.startedAt.IsZero() {
 		c.mu.Unlock()
 		return false
 	}
-	ports := c.readyPorts
+	rd := c.readiness
 	c.mu.Unlock()
-	for _, p := range ports {
-		conn, err := net.DialTimeout("tcp", net.JoinHostPort(ip.String(), strconv.Itoa(p)), 300*time.Millisecond)
-		if err != nil {
-			return false
-		}
-		_ = conn.Close()
+	if !rd.check(ip) {
+		return false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -355,7 +388,7 @@ func (c *container) probe(ip netip.Addr) bool {
 // stopPod kills the containers, removes the network and releases the IP.
 func (k *Kubelet) stopPod(ctx context.Context, rp *runningPod) {
 	var wg sync.WaitGroup
-	for _, c := range rp.containers {
+	for _, c := range append(append([]*container(nil), rp.inits...), rp.containers...) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -64,6 +65,24 @@ func runIP(ctx context.Context, args ...string) error {
 	out, err := exec.CommandContext(ctx, "ip", args...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// forwardingSysctl turns on IPv4 forwarding in the namespace it is written
+// in (the setting is per network namespace).
+const forwardingSysctl = "/proc/sys/net/ipv4/ip_forward"
+
+// enableForwarding lets the node's namespace route between pods: a packet
+// from one pod's veth to another pod's address is forwarded, as a CNI
+// bridge or router would.
+func enableForwarding() error {
+	b, err := os.ReadFile(forwardingSysctl)
+	if err == nil && strings.TrimSpace(string(b)) == "1" {
+		return nil
+	}
+	if err := os.WriteFile(forwardingSysctl, []byte("1\n"), 0o644); err != nil {
+		return fmt.Errorf("enable ip forwarding between pods: %w", err)
 	}
 	return nil
 }

@@ -1,0 +1,16 @@
+package e2e_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/haptic-io/haptic/internal/testenv/minicluster"
+)
+
+// TestMain runs the tests inside a private network namespace (as root; see
+// minicluster.Main), then removes the haptic binary they shared.
+func TestMain(m *testing.M) {
+	code := minicluster.Run(m)
+	removeHapticBinary()
+	os.Exit(code)
+}
