@@ -63,7 +63,7 @@ func (s *Settings) sameWatch(o *Settings) bool {
 var kubernetesOnly = []string{"libraries", "dataplane", "podSelector", "agent"}
 
 // watchOnly are the fields of a watched resource that scope its watch.
-var watchOnly = []string{"namespace", "labelSelector", "fieldSelector"}
+var watchOnly = []string{"namespace", "labelSelector", "fieldSelector", "debounceInterval"}
 
 // ParseSpec parses the spec of an HAProxyTemplateConfig (JSON-shaped, as
 // an unstructured object holds it) of the object in namespace. The

@@ -1,0 +1,216 @@
+package e2e_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/haptic-io/haptic/agentapi"
+	"github.com/haptic-io/haptic/internal/testenv/minicluster"
+)
+
+var (
+	configGVR = schema.GroupVersionResource{Group: "haproxy-haptic.org", Version: "v1alpha1", Resource: "haproxytemplateconfigs"}
+	crdGVR    = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+)
+
+// installCRDs applies HAPTIC's CRDs (config/crd/bases) and waits until
+// the apiserver serves them.
+func (c *cluster) installCRDs(ctx context.Context, t *testing.T) {
+	t.Helper()
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(root, "config", "crd", "bases", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no CRDs under config/crd/bases: %v", err)
+	}
+	var names []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, err := minicluster.SplitManifests(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := minicluster.Apply(ctx, c.RESTConfig(), objs); err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objs {
+			names = append(names, o.GetName())
+		}
+	}
+	for _, name := range names {
+		poll(ctx, t, "CRD "+name+" established", func() (bool, string) {
+			u, err := c.Dynamic.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+			for _, cd := range conds {
+				m, _ := cd.(map[string]any)
+				if m["type"] == "Established" && m["status"] == "True" {
+					return true, ""
+				}
+			}
+			return false, fmt.Sprintf("conditions %v", conds)
+		})
+	}
+}
+
+// applyConfig creates or replaces the HAProxyTemplateConfig "haptic" in ns
+// with the stock libraries, the pods' extraContext, the HAProxy pods of
+// testdata/haproxy-deployment.yaml and their token Secret; extra is YAML
+// merged into spec (a test's validation tests, a broken template).
+func (c *cluster) applyConfig(ctx context.Context, t *testing.T, ns, extraSpec string) {
+	t.Helper()
+	objs, err := minicluster.SplitManifests([]byte(strings.ReplaceAll(`
+apiVersion: haproxy-haptic.org/v1alpha1
+kind: HAProxyTemplateConfig
+metadata: {name: haptic, namespace: __NS__}
+spec:
+  libraries: [base, ingress]
+  extraContext: {ingressClass: haptic, httpAddress: 0.0.0.0, httpPort: 80, httpsPort: 0, statsSocket: stats.sock, hardStopAfter: 10s}
+  podSelector: {matchLabels: {app.kubernetes.io/name: haptic-haproxy}}
+  agent: {port: 5555, tokenSecretRef: {name: haptic-agent-token, key: token}}
+`+extraSpec, "__NS__", ns)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := minicluster.Apply(ctx, c.RESTConfig(), objs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// configCondition returns the status, reason, message and observed
+// generation of the config's condition typ.
+func (c *cluster) configCondition(ctx context.Context, ns, typ string) (status, reason, message string, observed, generation int64) {
+	u, err := c.Dynamic.Resource(configGVR).Namespace(ns).Get(ctx, "haptic", metav1.GetOptions{})
+	if err != nil {
+		return "", "", err.Error(), 0, 0
+	}
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, cd := range conds {
+		m, _ := cd.(map[string]any)
+		if m["type"] == typ {
+			s, _ := m["status"].(string)
+			r, _ := m["reason"].(string)
+			msg, _ := m["message"].(string)
+			og, _ := m["observedGeneration"].(int64)
+			return s, r, msg, og, u.GetGeneration()
+		}
+	}
+	return "", "", "no condition " + typ, 0, u.GetGeneration()
+}
+
+// controllerProc is `haptic controller` running as a process of the test,
+// with a kubeconfig, in the cluster's network namespace.
+type controllerProc struct {
+	name   string
+	cmd    *exec.Cmd
+	listen string
+	log    *lockedBuffer
+	done   chan struct{}
+}
+
+// startController starts `haptic controller` for the config "haptic" in
+// ns with short leader-election timings.
+func (c *cluster) startController(ctx context.Context, t *testing.T, ns, identity string) *controllerProc {
+	t.Helper()
+	listen := freePort(t)
+	// The gate's haproxy -c runs as nobody: its scratch directory must be
+	// reachable by nobody, which t.TempDir's parent is not.
+	scratch, err := os.MkdirTemp("", "haptic-gate-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(scratch) })
+	_ = os.Chmod(scratch, 0o755)
+	args := []string{"controller",
+		"--kubeconfig", c.KubeconfigPath, "--namespace", ns, "--config-name", "haptic", "--identity", identity,
+		"--haproxy", c.HAProxy, "--scratch-dir", scratch, "--listen", listen,
+		"--lease-duration", "4s", "--renew-deadline", "3s", "--retry-period", "500ms", "--log-level", "debug"}
+	p := &controllerProc{name: identity, listen: listen, log: &lockedBuffer{}, done: make(chan struct{})}
+	p.cmd = exec.Command(c.Haptic, args...)
+	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		_ = p.cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		p.kill()
+		if t.Failed() {
+			t.Logf("controller %s log:\n%s", p.name, p.log.String())
+		}
+	})
+	return p
+}
+
+// kill ends the controller at once (SIGKILL: no lease release).
+func (p *controllerProc) kill() {
+	_ = p.cmd.Process.Signal(syscall.SIGCONT)
+	_ = p.cmd.Process.Kill()
+	<-p.done
+}
+
+func (p *controllerProc) pause()  { _ = p.cmd.Process.Signal(syscall.SIGSTOP) }
+func (p *controllerProc) resume() { _ = p.cmd.Process.Signal(syscall.SIGCONT) }
+
+// ready reports whether /readyz answers 200, and its body.
+func (p *controllerProc) ready(ctx context.Context) (bool, string) {
+	code, body, err := get(ctx, "http://"+p.listen+"/readyz", "")
+	if err != nil {
+		return false, err.Error()
+	}
+	return code == 200, strings.TrimSpace(body)
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// lockedBuffer is a bytes.Buffer safe for a process's two output streams
+// and the test reading it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+func asNack(err error, nack **agentapi.NackError) bool { return errors.As(err, nack) }
