@@ -69,7 +69,11 @@
 //
 // Templates are Go text/template with sprig v3, minus the functions in
 // [RemovedSprigFuncs] (environment, network, clock, randomness); keys and
-// values return sorted results. The root data is:
+// values return sorted results. A missing key is an error
+// (text/template's missingkey=error), never "<no value>" in the output:
+// read optional fields with index (index .spec "tls" is nil when
+// missing), hasKey, dig or get, and required ones as fields. The root
+// data is:
 //
 //	.resources.<alias>   .List, .Get ns name, .Fetch key…, .ListBy expr
 //	                     (see [Resources])
@@ -211,7 +215,7 @@
 //	    backend be_default from base
 //	        http-request return status 404 content-type text/plain string "no route"
 //	    {{- range .resources.ingresses.List }}
-//	    {{- if eq (.spec.ingressClassName | default "") $.extraContext.ingressClass }}
+//	    {{- if eq (index .spec "ingressClassName" | default "") $.extraContext.ingressClass }}
 //	    {{ memo "ingress" (printf "%s/%s" .metadata.namespace .metadata.name) . }}
 //	    {{- end }}
 //	    {{- end }}
@@ -221,16 +225,16 @@
 //	  ingress:
 //	    template: |
 //	      {{- $ing := . }}{{ $obj := printf "Ingress %s/%s" .metadata.namespace .metadata.name }}
-//	      {{- if not .spec.rules }}{{ fail (printf "%s has no rules" $obj) }}{{ end }}
-//	      {{- range .spec.rules }}{{ $host := .host }}
+//	      {{- if not (index .spec "rules") }}{{ fail (printf "%s has no rules" $obj) }}{{ end }}
+//	      {{- range .spec.rules }}{{ $host := index . "host" }}
 //	      {{- if not $host }}{{ problem $obj "HostMissing" "a rule without host is skipped" }}{{ continue }}{{ end }}
-//	      {{- range .http.paths }}{{ $svc := .backend.service }}
-//	      {{- $name := haproxyName (printf "be_%s_%s_%v" $ing.metadata.namespace $svc.name ($svc.port.name | default $svc.port.number)) }}
+//	      {{- range .http.paths }}{{ $svc := .backend.service }}{{ $port := or (index $svc.port "name") $svc.port.number }}
+//	      {{- $name := haproxyName (printf "be_%s_%s_%v" $ing.metadata.namespace $svc.name $port) }}
 //	      {{- mapEntry "hosts.map" $host $name $obj }}
 //	      {{- if not (cacheGet $name) }}{{ $_ := cacheSet $name true }}
 //	      {{ backend (dict "name" $name "balance" "roundrobin" "timeouts" (dict "connect" "5s" "server" "30s")
 //	          "options" (list "httpchk GET /healthz") "defaultServer" "inter 2s" "object" $obj
-//	          "servers" (backendServers (dict "namespace" $ing.metadata.namespace "service" $svc.name "port" ($svc.port.name | default $svc.port.number) "object" $obj))) }}
+//	          "servers" (backendServers (dict "namespace" $ing.metadata.namespace "service" $svc.name "port" $port "object" $obj))) }}
 //	      {{- end }}
 //	      {{- end }}{{ end }}
 //	  global-extra:

@@ -66,10 +66,10 @@ snippets:
     template: |
       {{- $o := . -}}
       {{- range $k, $v := .data.entries }}{{ mapEntry "a.map" $k $v (print "obj " $o.metadata.name) }}{{ end -}}
-      {{- range $k, $v := .data.more }}{{ mapEntry "b.map" $k $v (print "obj " $o.metadata.name) }}{{ end -}}
+      {{- range $k, $v := index .data "more" }}{{ mapEntry "b.map" $k $v (print "obj " $o.metadata.name) }}{{ end -}}
       {{- range $k, $v := .data.claims }}{{ claim "reg" $k $v }}{{ end -}}
-      {{- with .data.backend }}{{ claim "bes" . (dict "name" . "object" $o.metadata.name "port" $o.data.port "svc" $o.data.svc) }}{{ end -}}
-      {{- with .data.problem }}{{ problem $o.metadata.name "Custom" . }}{{ end -}}
+      {{- with index .data "backend" }}{{ claim "bes" . (dict "name" . "object" $o.metadata.name "port" (index $o.data "port") "svc" (index $o.data "svc")) }}{{ end -}}
+      {{- with index .data "problem" }}{{ problem $o.metadata.name "Custom" . }}{{ end -}}
       # obj {{ .metadata.name }}
   be:
     template: |
