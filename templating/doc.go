@@ -110,7 +110,9 @@
 // written exactly once);
 // cacheGet "k" / cacheSet "k" v keep any value for the rest of the render;
 // fail "msg" aborts the render with a [*FailError]; toJSON v; problem
-// object reason message reports a [Problem]; haproxyName s makes s a legal
+// object reason message reports a [Problem] (name a watched object
+// "Kind namespace/name", or "Kind name" when cluster-scoped, and the
+// problem carries its [ObjectRef]); haproxyName s makes s a legal
 // HAProxy name ([SanitizeName]); haproxyQuote s returns s as one
 // double-quoted config word (backslash, double quote and $ escaped;
 // control characters refused), and haproxyFormatQuote s does the same for
