@@ -72,8 +72,9 @@
 // values return sorted results. A missing key is an error
 // (text/template's missingkey=error), never "<no value>" in the output:
 // read optional fields with index (index .spec "tls" is nil when
-// missing), hasKey, dig or get, and required ones as fields. The root
-// data is:
+// missing), hasKey, dig or get, and required ones as fields, so that an
+// object without them is a problem (inside renderEach) or fails the
+// render. The root data is:
 //
 //	.resources.<alias>   .List, .Get ns name, .Fetch key…, .ListBy expr
 //	                     (see [Resources])
@@ -92,7 +93,13 @@
 // range. Inside it a snippet may use render, renderGlob, cacheGet (read
 // only), problem, mapEntry, claim, backend and the stateless functions; calling
 // any other author-API function is a render error, and it must not modify
-// shared values (set on a cached dict). Each item's output and effects
+// shared values (set on a cached dict). Each item is the boundary of bad
+// objects: an item whose execution fails (a field of the wrong type, a
+// missing key) is left out with everything it wrote and recorded, a
+// [ReasonRenderFailed] problem names it (the object's [ObjectRef] when the
+// item is an object, else its "object" key, else its position), and the
+// other items render; fail still aborts the render from there. A failed
+// item runs again in every render. Each item's output and effects
 // depend only on the item, the cacheGet values it read and the Services
 // and EndpointSlices its backends' servers came from, so an Engine
 // replays an item it rendered before while the item is the same store

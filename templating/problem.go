@@ -8,8 +8,9 @@ import (
 )
 
 // Problem is bad user input found during a render: the render goes on
-// without the offending piece (a backend, a server, a map entry, a file)
-// and reports it. Problems are sorted and unique in a render's result.
+// without the offending piece (a backend, a server, a map entry, a file,
+// or a whole object whose renderEach item failed) and reports it.
+// Problems are sorted and unique in a render's result.
 type Problem struct {
 	// Object names what the problem is about: the object a template passed
 	// ("Ingress default/web") or, without one, the API element
@@ -74,6 +75,10 @@ const (
 	ReasonMapEntryInvalid     = "MapEntryInvalid"
 	ReasonMapKeyConflict      = "MapKeyConflict"
 	ReasonCertificateInvalid  = "CertificateInvalid"
+	// ReasonRenderFailed: the templates failed on one renderEach item (a
+	// field of the wrong type, a missing key); the item's output and
+	// effects are left out and the message is the template error.
+	ReasonRenderFailed = "RenderFailed"
 )
 
 func sortProblems(ps []Problem) []Problem {
