@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -433,12 +434,21 @@ func itemError(err error) bool {
 		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 }
 
+// maxItemMessage bounds the message of a RenderFailed problem: template
+// errors quote the value they failed on, which an object can make large,
+// and the message is logged on every render.
+const maxItemMessage = 1024
+
 // itemProblem is the problem of the i-th item of a renderEach "snippet"
 // call whose execution failed with err. It names the item when it is an
 // object (apiVersion, kind, metadata) or carries one as "object" (the
 // backend and claim dicts of the libraries), else by its position.
 func itemProblem(snippet string, i int, item any, err error) Problem {
-	p := Problem{Reason: ReasonRenderFailed, Message: err.Error()}
+	msg := err.Error()
+	if len(msg) > maxItemMessage {
+		msg = strings.ToValidUTF8(msg[:maxItemMessage], "") + "…"
+	}
+	p := Problem{Reason: ReasonRenderFailed, Message: msg}
 	m, _ := item.(map[string]any)
 	if ref, ok := objectRefOf(m); ok {
 		p.Object, p.Ref = ref.String(), ref

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -283,6 +284,19 @@ snippets:
 	}
 	if diff := cmp.Diff(want, problems); diff != "" {
 		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+}
+
+func TestRenderEachBoundsTheMessageOfAFailedItem(t *testing.T) {
+	// The error quotes the value: 2,000 two-byte runes.
+	cfg := configWith(t, `{{ renderEach "x" (list (repeat 2000 "é")) }}`, "\nsnippets:\n  x: {template: '{{ range . }}{{ end }}'}\n")
+	_, problems, err := renderConfig(t, cfg)
+	if err != nil || len(problems) != 1 {
+		t.Fatalf("problems %v, error %v; want one problem", problems, err)
+	}
+	msg := problems[0].Message
+	if len(msg) > 1024+len("…") || !utf8.ValidString(msg) || !strings.HasPrefix(msg, "template: x:1:9:") || !strings.HasSuffix(msg, "é…") {
+		t.Errorf("message of %d bytes %.80q…, want at most 1 KiB of valid UTF-8, cut with …", len(msg), msg)
 	}
 }
 
