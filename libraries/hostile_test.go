@@ -3,8 +3,12 @@ package libraries_test
 import (
 	"context"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/haptic-io/haptic/renderplan"
 	"github.com/haptic-io/haptic/templating"
@@ -109,4 +113,96 @@ func indexOf(out *renderplan.Output, path string) int {
 		}
 	}
 	panic("no " + path)
+}
+
+// goodIngress is an Ingress of namespace ns routing host to Service web.
+func goodIngress(ns, name, host string) map[string]any {
+	return map[string]any{
+		"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+		"metadata": map[string]any{"namespace": ns, "name": name, "creationTimestamp": "2026-01-01T00:00:00Z"},
+		"spec": map[string]any{
+			"ingressClassName": "haptic",
+			"rules": []any{map[string]any{
+				"host": host,
+				"http": map[string]any{"paths": []any{map[string]any{
+					"path": "/", "pathType": "Prefix",
+					"backend": map[string]any{"service": map[string]any{"name": "web", "port": map[string]any{"number": int64(80)}}},
+				}}},
+			}},
+		},
+	}
+}
+
+// TestIngressesWithFieldsOfTheWrongTypeAreLeftOut renders good Ingresses
+// with one whose field has the wrong type (as a CRD without schema, an
+// annotation or a manifest file can have it): the render succeeds, names
+// the bad Ingress in a RenderFailed problem, and is what the good ones
+// alone render.
+func TestIngressesWithFieldsOfTheWrongTypeAreLeftOut(t *testing.T) {
+	engine := stockEngine(t)
+	good := []map[string]any{goodIngress("ns", "a", "a.example.com"), goodIngress("ns", "c", "c.example.com")}
+	alone, wantProblems := renderObjects(t, engine, good)
+	// Parts of a goodIngress.
+	spec := func(ing map[string]any) map[string]any { return ing["spec"].(map[string]any) }
+	rule := func(ing map[string]any) map[string]any { return spec(ing)["rules"].([]any)[0].(map[string]any) }
+	http := func(ing map[string]any) map[string]any { return rule(ing)["http"].(map[string]any) }
+	path := func(ing map[string]any) map[string]any { return http(ing)["paths"].([]any)[0].(map[string]any) }
+	for name, c := range map[string]struct {
+		set  func(ing map[string]any)
+		want string // in the problem's message
+	}{
+		"rules not a list":   {func(ing map[string]any) { spec(ing)["rules"] = "notalist" }, "range can't iterate over notalist"},
+		"host a number":      {func(ing map[string]any) { rule(ing)["host"] = int64(42) }, "expected string; got int64"},
+		"http not an object": {func(ing map[string]any) { rule(ing)["http"] = "x" }, "cannot index slice/array with type string"},
+		"paths a boolean":    {func(ing map[string]any) { http(ing)["paths"] = true }, "range can't iterate over true"},
+		"path a list":        {func(ing map[string]any) { path(ing)["path"] = []any{"/"} }, "expected string; got []interface {}"},
+		"service port a string": {func(ing map[string]any) {
+			path(ing)["backend"] = map[string]any{"service": map[string]any{"name": "web", "port": "80"}}
+		}, "cannot index slice/array with type string"},
+		"spec a string": {func(ing map[string]any) { ing["spec"] = "x" }, "cannot index slice/array with type string"},
+		"metadata.annotations a string": {func(ing map[string]any) {
+			delete(spec(ing), "ingressClassName")
+			ing["metadata"].(map[string]any)["annotations"] = "x"
+		}, "cannot index slice/array with type string"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			bad := goodIngress("ns", "b", "b.example.com")
+			c.set(bad)
+			out, problems := renderObjects(t, engine, append(slices.Clone(good), bad))
+			want := append(slices.Clone(wantProblems), templating.Problem{
+				Object: "Ingress ns/b",
+				Ref:    templating.ObjectRef{APIVersion: "networking.k8s.io/v1", Kind: "Ingress", Namespace: "ns", Name: "b"},
+				Reason: templating.ReasonRenderFailed,
+			})
+			if diff := cmp.Diff(want, problems, cmpopts.IgnoreFields(templating.Problem{}, "Message")); diff != "" {
+				t.Fatalf("problems (-want +got):\n%s", diff)
+			}
+			if msg := problems[len(problems)-1].Message; !strings.Contains(msg, c.want) || !strings.Contains(msg, "ingress-object") {
+				t.Errorf("message %q, want the template error (%q) and where", msg, c.want)
+			}
+			if diff := cmp.Diff(alone.Files, out.Files); diff != "" {
+				t.Errorf("files (-good Ingresses alone +with the bad one):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestAnIngressWithoutNamespaceIsAProblemThatSaysSo(t *testing.T) {
+	engine := stockEngine(t)
+	good := goodIngress("ns", "a", "a.example.com")
+	alone, want := renderObjects(t, engine, []map[string]any{good})
+	nons := goodIngress("", "nons", "nons.example.com")
+	delete(nons["metadata"].(map[string]any), "namespace")
+	out, problems := renderObjects(t, engine, []map[string]any{good, nons})
+	want = append([]templating.Problem{{
+		Object: "Ingress nons",
+		Ref:    templating.ObjectRef{APIVersion: "networking.k8s.io/v1", Kind: "Ingress", Name: "nons"},
+		Reason: "NamespaceMissing", Message: "metadata.namespace is missing (an Ingress is namespaced); ignored",
+	}}, want...)
+	if diff := cmp.Diff(want, problems); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(alone.Files, out.Files); diff != "" {
+		t.Errorf("files (-the good Ingress alone +with the one without namespace):\n%s", diff)
+	}
 }

@@ -69,7 +69,12 @@
 //
 // Templates are Go text/template with sprig v3, minus the functions in
 // [RemovedSprigFuncs] (environment, network, clock, randomness); keys and
-// values return sorted results. The root data is:
+// values return sorted results. A missing key is an error
+// (text/template's missingkey=error), never "<no value>" in the output:
+// read optional fields with index (index .spec "tls" is nil when
+// missing), hasKey, dig or get, and required ones as fields, so that an
+// object without them is a problem (inside renderEach) or fails the
+// render. The root data is:
 //
 //	.resources.<alias>   .List, .Get ns name, .Fetch key…, .ListBy expr
 //	                     (see [Resources])
@@ -88,7 +93,13 @@
 // range. Inside it a snippet may use render, renderGlob, cacheGet (read
 // only), problem, mapEntry, claim, backend and the stateless functions; calling
 // any other author-API function is a render error, and it must not modify
-// shared values (set on a cached dict). Each item's output and effects
+// shared values (set on a cached dict). Each item is the boundary of bad
+// objects: an item whose execution fails (a field of the wrong type, a
+// missing key) is left out with everything it wrote and recorded, a
+// [ReasonRenderFailed] problem names it (the object's [ObjectRef] when the
+// item is an object, else its "object" key, else its position), and the
+// other items render; fail still aborts the render from there. A failed
+// item runs again in every render. Each item's output and effects
 // depend only on the item, the cacheGet values it read and the Services
 // and EndpointSlices its backends' servers came from, so an Engine
 // replays an item it rendered before while the item is the same store
@@ -106,7 +117,9 @@
 // written exactly once);
 // cacheGet "k" / cacheSet "k" v keep any value for the rest of the render;
 // fail "msg" aborts the render with a [*FailError]; toJSON v; problem
-// object reason message reports a [Problem]; haproxyName s makes s a legal
+// object reason message reports a [Problem] (name a watched object
+// "Kind namespace/name", or "Kind name" when cluster-scoped, and the
+// problem carries its [ObjectRef]); haproxyName s makes s a legal
 // HAProxy name ([SanitizeName]); haproxyQuote s returns s as one
 // double-quoted config word (backslash, double quote and $ escaped;
 // control characters refused), and haproxyFormatQuote s does the same for
@@ -211,7 +224,7 @@
 //	    backend be_default from base
 //	        http-request return status 404 content-type text/plain string "no route"
 //	    {{- range .resources.ingresses.List }}
-//	    {{- if eq (.spec.ingressClassName | default "") $.extraContext.ingressClass }}
+//	    {{- if eq (index .spec "ingressClassName" | default "") $.extraContext.ingressClass }}
 //	    {{ memo "ingress" (printf "%s/%s" .metadata.namespace .metadata.name) . }}
 //	    {{- end }}
 //	    {{- end }}
@@ -221,16 +234,16 @@
 //	  ingress:
 //	    template: |
 //	      {{- $ing := . }}{{ $obj := printf "Ingress %s/%s" .metadata.namespace .metadata.name }}
-//	      {{- if not .spec.rules }}{{ fail (printf "%s has no rules" $obj) }}{{ end }}
-//	      {{- range .spec.rules }}{{ $host := .host }}
+//	      {{- if not (index .spec "rules") }}{{ fail (printf "%s has no rules" $obj) }}{{ end }}
+//	      {{- range .spec.rules }}{{ $host := index . "host" }}
 //	      {{- if not $host }}{{ problem $obj "HostMissing" "a rule without host is skipped" }}{{ continue }}{{ end }}
-//	      {{- range .http.paths }}{{ $svc := .backend.service }}
-//	      {{- $name := haproxyName (printf "be_%s_%s_%v" $ing.metadata.namespace $svc.name ($svc.port.name | default $svc.port.number)) }}
+//	      {{- range .http.paths }}{{ $svc := .backend.service }}{{ $port := or (index $svc.port "name") $svc.port.number }}
+//	      {{- $name := haproxyName (printf "be_%s_%s_%v" $ing.metadata.namespace $svc.name $port) }}
 //	      {{- mapEntry "hosts.map" $host $name $obj }}
 //	      {{- if not (cacheGet $name) }}{{ $_ := cacheSet $name true }}
 //	      {{ backend (dict "name" $name "balance" "roundrobin" "timeouts" (dict "connect" "5s" "server" "30s")
 //	          "options" (list "httpchk GET /healthz") "defaultServer" "inter 2s" "object" $obj
-//	          "servers" (backendServers (dict "namespace" $ing.metadata.namespace "service" $svc.name "port" ($svc.port.name | default $svc.port.number) "object" $obj))) }}
+//	          "servers" (backendServers (dict "namespace" $ing.metadata.namespace "service" $svc.name "port" $port "object" $obj))) }}
 //	      {{- end }}
 //	      {{- end }}{{ end }}
 //	  global-extra:

@@ -41,6 +41,9 @@ type eachResult struct {
 	deps []cacheDep
 	// static are the problems its ops cause whatever other items do.
 	static []Problem
+	// failed is the problem of an item whose execution failed: it has no
+	// output, effects or key, and is never replayed.
+	failed *Problem
 	// ord orders the results of its segment's list (segment.go): it
 	// increases along the list and stays while the result does.
 	ord uint64

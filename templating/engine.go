@@ -128,6 +128,9 @@ func Compile(cfg *Config) (*Engine, error) {
 	}
 
 	root := newTextTemplate("").Funcs(baseFuncs(&e.regexps)).Funcs(placeholderFuncs())
+	// A missing key is an error, never "<no value>" in the output: probe
+	// optional fields with index, hasKey, dig or get.
+	root.Option("missingkey=error")
 	var errs []error
 	parse := func(name, text string) {
 		if _, err := root.New(name).Parse(text); err != nil {

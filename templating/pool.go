@@ -89,7 +89,7 @@ func (e *Engine) acquireFragment(r *renderState, prints *cachePrints) (*fragment
 // releaseFragment returns f to the pool once its effects were applied.
 func (e *Engine) releaseFragment(f *fragment) {
 	clear(f.ops)
-	f.r, f.prints, f.ops, f.err = nil, nil, f.ops[:0], nil
+	f.r, f.prints, f.ops, f.err, f.base = nil, nil, f.ops[:0], nil, 0
 	f.deps, f.marks = f.deps[:0], f.marks[:0]
 	f.out.Reset()
 	e.fragPool.Put(f)
