@@ -36,6 +36,9 @@ const (
 	ReasonMapEntryInvalid     = "MapEntryInvalid"
 	ReasonMapKeyConflict      = "MapKeyConflict"
 	ReasonCertificateInvalid  = "CertificateInvalid"
+	// ReasonValueTooLong: a value would make a map or crt-list line, or a
+	// file path, longer than HAProxy reads as one (renderplan's Bounds).
+	ReasonValueTooLong = "ValueTooLong"
 )
 
 func sortProblems(ps []Problem) []Problem {
