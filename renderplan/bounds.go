@@ -142,17 +142,26 @@ func CheckMapEntry(path, key, value string, bufSize int) error {
 // kind at path, against [MaxLine] of bufSize (0 means [DefaultBufSize]):
 // for a map file, as [MapLineLen] counts an entry (the line as the file
 // holds it); for a crt-list, as [CrtListLineLen] counts a line. Files of
-// other kinds have no lines to check. The error names the first line
-// that is too long, counting from 1.
+// other kinds have no lines to check. The error is a [*LineError] for the
+// first line that is too long.
 func CheckLines(kind FileKind, path string, body []byte, bufSize int) error {
 	if kind != FileMap && kind != FileCrtList {
 		return nil
 	}
 	if n, problem := longLine(kind, path, body, bufSize); problem != "" {
-		return fmt.Errorf("line %d %s", n, problem)
+		return &LineError{Line: n, Problem: problem}
 	}
 	return nil
 }
+
+// LineError is a line [CheckLines] refuses: its number, counting from 1,
+// and what is wrong with it.
+type LineError struct {
+	Line    int
+	Problem string
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("line %d %s", e.Line, e.Problem) }
 
 // longLine returns the number of the first line of body that is too long
 // for a file of kind at path, and why, or 0 and "".

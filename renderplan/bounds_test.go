@@ -2,6 +2,7 @@ package renderplan_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -291,4 +292,12 @@ func cliEscape(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+func TestCheckLinesReturnsALineError(t *testing.T) {
+	err := renderplan.CheckLines(renderplan.FileMap, "maps/m.map", []byte("a b\nc d\n"+strings.Repeat("k", 20000)+" v\n"), 0)
+	var le *renderplan.LineError
+	if !errors.As(err, &le) || le.Line != 3 || !strings.Contains(le.Problem, "more than the 12288 allowed") {
+		t.Fatalf("CheckLines = %#v, want a *LineError for line 3", err)
+	}
 }
