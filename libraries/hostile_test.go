@@ -66,19 +66,30 @@ var (
 	mapLine        = regexp.MustCompile(`^[^\s#][^\s]* [A-Za-z0-9_.:*-]+$`)
 )
 
+// maxPad bounds the length of the pattern FuzzIngressFieldsCannotChangeTheConfig
+// inserts: beyond the 16 KiB HAProxy reads of a map-file line.
+const maxPad = 20000
+
 // FuzzIngressFieldsCannotChangeTheConfig renders one Ingress with fuzzed
-// host, path, service, port name and annotation and checks that
-// haproxy.cfg is the skeleton plus at most one well-formed backend
-// section, and that every map line is "key value" with a safe value.
+// host, path, service, port name and annotation, one of them (which)
+// made long by inserting pattern, repeated to n bytes (at most maxPad),
+// at byte at, and checks that haproxy.cfg is the skeleton plus at most
+// one well-formed backend section, that every map line is "key value"
+// with a safe value and short enough for HAProxy to read as one line and
+// one command, and that a host in hosts.map has a route.
 func FuzzIngressFieldsCannotChangeTheConfig(f *testing.F) {
-	f.Add("app.example.com", "/api", "web", "http", "ok")
-	f.Add("evil.com\n    use_backend x", "/a b", "web\" if TRUE", "http\n", "%[req.hdr(x)]")
-	f.Add("x.com; daemon", "/p%[req.hdr(host)]", "svc", "p;q", "\"quoted\"")
-	f.Add("*.wild.example.com", "/semi;colon", "a-b", "8080", "\x00")
+	f.Add("app.example.com", "/api", "web", "http", "ok", uint8(0), uint16(0), uint16(0), "")
+	f.Add("evil.com\n    use_backend x", "/a b", "web\" if TRUE", "http\n", "%[req.hdr(x)]", uint8(0), uint16(0), uint16(0), "")
+	f.Add("x.com; daemon", "/p%[req.hdr(host)]", "svc", "p;q", "\"quoted\"", uint8(0), uint16(0), uint16(0), "")
+	f.Add("*.wild.example.com", "/semi;colon", "a-b", "8080", "\x00", uint8(0), uint16(0), uint16(0), "")
+	f.Add("www.evil.test", "/victim.example.com/admin", "web", "http", "", uint8(1), uint16(1), uint16(16369), "a")
+	f.Add("a.example.com", "/", "web", "http", "", uint8(0), uint16(0), uint16(300), "b.")
 	engine := stockEngine(f)
 	skeleton, _ := renderObjects(f, engine, nil)
 	base := string(skeleton.Files[indexOf(skeleton, renderplan.ConfigPath)].Body)
-	f.Fuzz(func(t *testing.T, host, path, svc, port, annotation string) {
+	f.Fuzz(func(t *testing.T, host, path, svc, port, annotation string, which uint8, at, n uint16, pattern string) {
+		fields := []*string{&host, &path, &svc, &port, &annotation}
+		pad(fields[int(which)%len(fields)], int(at), int(n)%(maxPad+1), pattern)
 		out, _ := renderObjects(t, engine, hostileIngress(host, path, svc, port, annotation))
 		cfg := string(out.Files[indexOf(out, renderplan.ConfigPath)].Body)
 		skel := strings.TrimRight(base, "\n")
@@ -93,17 +104,51 @@ func FuzzIngressFieldsCannotChangeTheConfig(f *testing.F) {
 				t.Fatalf("unexpected text after the skeleton:\n%s", rest)
 			}
 		}
+		routed := map[string]bool{}
 		for _, f := range out.Files {
 			if f.Kind != renderplan.FileMap {
 				continue
 			}
 			for _, l := range strings.Split(strings.TrimSuffix(string(f.Body), "\n"), "\n") {
 				if l != "" && !mapLine.MatchString(l) {
-					t.Fatalf("%s: unsafe line %q", f.Path, l)
+					t.Fatalf("%s: unsafe line %.80q", f.Path, l)
 				}
+				// HAProxy reads a map-file line into 16384 bytes.
+				if len(l) > 16383 {
+					t.Fatalf("%s: a line of %d bytes, which HAProxy would read cut in two", f.Path, len(l))
+				}
+				if key, _, _ := strings.Cut(l, "/"); f.Path != "maps/hosts.map" {
+					routed[key] = true
+				}
+			}
+			if err := renderplan.CheckLines(f.Kind, f.Path, f.Body, 0); err != nil {
+				t.Fatalf("%s: %v", f.Path, err)
+			}
+		}
+		for _, l := range strings.Split(strings.TrimSuffix(mapFile(out, "maps/hosts.map"), "\n"), "\n") {
+			if h, _, _ := strings.Cut(l, " "); h != "" && !routed[h] {
+				t.Fatalf("hosts.map has %q, which no path routes", h)
 			}
 		}
 	})
+}
+
+// pad inserts pattern, repeated and cut to n bytes ("a" when empty), into
+// *s at byte at (its end when at is past it).
+func pad(s *string, at, n int, pattern string) {
+	if n == 0 {
+		return
+	}
+	if pattern == "" {
+		pattern = "a"
+	}
+	p := strings.Repeat(pattern, n/len(pattern)+1)[:n]
+	at = min(at, len(*s))
+	*s = (*s)[:at] + p + (*s)[at:]
+}
+
+func mapFile(out *renderplan.Output, path string) string {
+	return string(out.Files[indexOf(out, path)].Body)
 }
 
 func indexOf(out *renderplan.Output, path string) int {

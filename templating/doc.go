@@ -120,7 +120,10 @@
 // object reason message reports a [Problem] (name a watched object
 // "Kind namespace/name", or "Kind name" when cluster-scoped, and the
 // problem carries its [ObjectRef]); haproxyName s makes s a legal
-// HAProxy name ([SanitizeName]); haproxyQuote s returns s as one
+// HAProxy name ([SanitizeName]); dnsNameProblem s says why s is not a
+// lower-case DNS name, "*."-prefixed or not ([DNSNameProblem]), and is
+// "" for one; pathProblem path max says why path is not an absolute URI
+// path that fits in max bytes of a map line ([PathProblem]); haproxyQuote s returns s as one
 // double-quoted config word (backslash, double quote and $ escaped;
 // control characters refused), and haproxyFormatQuote s does the same for
 // log-format arguments (set-header values…), doubling '%' as well; mapPath, certPath and filePath give
@@ -175,15 +178,38 @@
 //     let the oldest win). Keys with whitespace, control characters or a
 //     leading '#', and values with control characters (tab aside) or
 //     leading/trailing blanks, are MapEntryInvalid problems, never
-//     written. A config map template's output adds one entry per line
+//     written; an entry longer than HAProxy reads as one line and one
+//     command (see Bounds below) is a ValueTooLong problem. A config map
+//     template's output adds one entry per line
 //     "key value" (blank and '#' lines skipped); use mapEntry for values
 //     that come from objects. Unordered maps are sorted by key.
 //   - file (dict "name" n "content" c ["reloadOnChange" b]) records
 //     general/<n>; cert (dict "name" n "pem" p ["object" o]) records
 //     certs/<n> (text without a PEM block is a problem and returns "");
-//     crtList (dict "name" n "content" c) records the crt-list certs/<n>.
-//     Each returns the path. The config's files and sslCertificates render
-//     the same way (an empty certificate rendering writes no file).
+//     crtList (dict "name" n "content" c) records the crt-list certs/<n>,
+//     leaving out lines too long (ValueTooLong problems). Each returns the
+//     path. The config's files and sslCertificates render the same way (an
+//     empty certificate rendering writes no file).
+//   - tuneBufsize n declares that haproxy.cfg sets tune.bufsize n and
+//     returns n (write "tune.bufsize {{ tuneBufsize $n }}" in the global
+//     section): the plan carries it ([renderplan.Plan.BufSize]). It must
+//     come before any map entry, crt-list or renderEach.
+//
+// # Bounds
+//
+// HAProxy reads a map-file line into 16 KiB and a runtime command into
+// tune.bufsize; a longer map line is cut and its rest read as an entry of
+// its own. So every value the author API takes is bounded: map entries
+// and crt-list lines by [renderplan.MaxLine] of the render's tune.bufsize
+// (12288 bytes by default, the runtime command included), names, file
+// paths and server keywords by renderplan's fixed bounds. A value beyond
+// them is a problem (ValueTooLong, or the element's Invalid reason for a
+// name) and is left out. mapLineMax "n" and crtListLineMax "n" return how
+// many bytes a line of map or crt-list n may take (a key, a space and a
+// value without bytes the runtime API escapes), so that a library can say
+// which of its fields is too long. Server names from endpoints are cut to
+// [renderplan.MaxNameLen] by haproxyName; an EndpointSlice port out of
+// 1-65535 is an EndpointInvalid problem and its endpoints are left out.
 //
 // Paths are relative to the HAProxy base directory; HAProxy runs with its
 // working directory there, so haproxy.cfg can use them as they are.

@@ -118,12 +118,12 @@ func (r *renderState) renderEach(name string, list any) (string, error) {
 func (r *renderState) segmentFor(name string) *segment {
 	k := len(r.segNext)
 	if k < len(r.segPrev) {
-		if s := r.segPrev[k]; s != nil && s.snippet == name && s.depth == r.depth {
+		if s := r.segPrev[k]; s != nil && s.snippet == name && s.depth == r.depth && s.bufSize == r.fixBound() {
 			r.segPrev[k] = nil
 			return s
 		}
 	}
-	return &segment{snippet: name, depth: r.depth}
+	return &segment{snippet: name, depth: r.depth, bufSize: r.fixBound()}
 }
 
 // replayable reports whether res, remembered from an earlier render, is
@@ -480,7 +480,7 @@ func (f *fragment) split(results []*eachResult) []*eachResult {
 				if op.m != nil {
 					res.ops[j].mapName = op.m.name
 					// Checked once here, in the worker, not on every replay.
-					res.ops[j].invalid = entryProblem(op.m.name, op.a, op.b)
+					res.ops[j].invalidReason, res.ops[j].invalid = entryProblem(op.m.name, op.a, op.b, f.r.bound.bufSize)
 					op.m = nil // map states belong to this render
 				}
 				res.ops[j].fragOp = op
@@ -529,7 +529,7 @@ func (r *renderState) replayOps(ops []memoOp) error {
 		switch op.kind {
 		case opMapEntry:
 			if op.invalid != "" {
-				r.addProblem(op.c, ReasonMapEntryInvalid, op.invalid)
+				r.addProblem(op.c, op.invalidReason, op.invalid)
 			} else {
 				r.addCheckedEntry(r.mapsByKey[op.mapName], op.a, op.b, op.c)
 			}

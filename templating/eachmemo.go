@@ -54,7 +54,8 @@ type eachResult struct {
 type memoOp struct {
 	fragOp
 	mapName string
-	invalid string // a map entry's entryProblem
+	// invalid and invalidReason are a map entry's entryProblem.
+	invalid, invalidReason string
 }
 
 // cacheDep is a cacheGet key an item read and the content it had.

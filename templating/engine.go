@@ -190,6 +190,8 @@ func baseFuncs(re *regexpCache) funcMap {
 	fm["toJSON"] = toJSON
 	fm["fail"] = fail
 	fm["haproxyName"] = SanitizeName
+	fm["dnsNameProblem"] = DNSNameProblem
+	fm["pathProblem"] = PathProblem
 	fm["mapPath"] = func(name string) string { return dirMaps + "/" + name }
 	fm["certPath"] = func(name string) string { return dirCerts + "/" + name }
 	fm["filePath"] = func(name string) string { return dirGeneral + "/" + name }
@@ -202,7 +204,7 @@ func baseFuncs(re *regexpCache) funcMap {
 var renderFuncNames = []string{
 	"render", "renderGlob", "memo", "cacheGet", "cacheSet", "problem",
 	"backend", "backendServers", "registerMap", "mapEntry", "file", "cert", "crtList",
-	"renderEach", "claim", "claimed", eachItemFunc,
+	"renderEach", "claim", "claimed", "tuneBufsize", "mapLineMax", "crtListLineMax", eachItemFunc,
 }
 
 // placeholderFuncs declare the per-render functions at parse time; every

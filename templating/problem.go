@@ -79,6 +79,9 @@ const (
 	// field of the wrong type, a missing key); the item's output and
 	// effects are left out and the message is the template error.
 	ReasonRenderFailed = "RenderFailed"
+	// ReasonValueTooLong: a value would make a map or crt-list line, or a
+	// file path, longer than HAProxy reads as one (renderplan's Bounds).
+	ReasonValueTooLong = "ValueTooLong"
 )
 
 func sortProblems(ps []Problem) []Problem {

@@ -185,6 +185,7 @@ type renderState struct {
 	depth int
 
 	problems []Problem
+	bound    renderBound // tuneBufsize (bounds.go)
 	cache    map[string]any
 	memo     map[memoKey]string
 
