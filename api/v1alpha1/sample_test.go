@@ -35,7 +35,7 @@ func TestSampleDecodesStrictlyAndCompiles(t *testing.T) {
 	}
 	// haproxy -c is rendergate's checker, tested with a real HAProxy
 	// elsewhere; here the template assertions run.
-	accept := templating.CheckerFunc(func(context.Context, *renderplan.Output) error { return nil })
+	accept := renderplan.CheckerFunc(func(context.Context, *renderplan.Output) error { return nil })
 	if _, err := templating.RunTests(context.Background(), engine, templating.TestOptions{Checker: accept}); err != nil {
 		t.Fatalf("validation tests of the sample and its libraries: %v", err)
 	}
