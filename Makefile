@@ -11,7 +11,7 @@ GOLANGCI_VERSION := v2.15.0
 GOLANGCI  := $(BIN)/golangci-lint
 export HAPTIC_CACHE_DIR := $(CACHE)
 
-.PHONY: all test test-unit lint haproxy minicluster bench demo build deps fuzz
+.PHONY: all test test-unit lint haproxy minicluster bench demo build deps fuzz generate controller-gen
 
 all: build
 
@@ -31,11 +31,22 @@ minicluster:
 build:
 	$(GO) build -o $(BIN)/haptic ./cmd/haptic
 
+## generate: the code and manifests derived from the API types under api/:
+## zz_generated.deepcopy.go and the CRDs in config/crd/bases (the one source
+## the Helm chart copies), by controller-gen from tools/codegen, built into
+## .cache/bin on first use. `make test` fails while they are stale.
+generate:
+	@./hack/generate-crds.sh
+
+controller-gen:
+	@./hack/generate-crds.sh --build
+
 ## test: everything: lint, vet, unit tests with the race detector, integration
 ## tests against real HAProxy 3.0/3.2/3.4 and a real Kubernetes control plane.
-test: lint haproxy minicluster
+test: lint haproxy minicluster controller-gen
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
+	cd tools/codegen && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 ## test-unit: fast tests only (no HAProxy, no cluster), with -race.
 test-unit:

@@ -75,9 +75,12 @@
 // input) are checked before they reach haproxy.cfg; a bad one fails the
 // render.
 //
-// Field types are trusted: the Kubernetes API server enforces the Ingress
-// schema, so a manifest with, say, a numeric host fails the render with a
-// template error instead of producing a problem.
+// Field types are not trusted either: the API server enforces the Ingress
+// schema, but a manifest file, a custom resource without schema or an
+// annotation can hold anything. An Ingress the templates fail on (a
+// numeric host, rules that are not a list) is left out whole with a
+// RenderFailed problem naming it, and the others render; one without
+// metadata.namespace is a NamespaceMissing problem.
 //
 // # Paths
 //

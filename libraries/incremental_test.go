@@ -15,11 +15,12 @@ import (
 )
 
 // TestRenderAfterChangesMatchesAFreshEngine applies random changes to a
-// store (Ingresses edited, conflicting, broken, deleted and re-added;
+// store (Ingresses edited, conflicting, broken, given fields of the wrong
+// type, deleted and re-added;
 // Services and EndpointSlices changed; extraContext switched) and after
 // each step renders with one long-lived engine, which replays what it
 // rendered before, and with a freshly compiled one: files, plan ID and
-// problems must be identical.
+// problems must be identical, and no render may fail.
 func TestRenderAfterChangesMatchesAFreshEngine(t *testing.T) {
 	cfg := stockConfig(t)
 	objs := fixtures.GenerateIngressMix(60)
@@ -41,13 +42,13 @@ func TestRenderAfterChangesMatchesAFreshEngine(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(7, 11))
 	ctx := context.Background()
-	compacted := 0
+	compacted, leftOut := 0, 0
 	for step := range 150 {
 		var change string
 		opts := templating.RenderOptions{}
 		i := rng.IntN(len(ingresses))
 		ing := ingresses[i]
-		switch rng.IntN(8) {
+		switch rng.IntN(9) {
 		case 0:
 			change = "host of " + name(ing)
 			ingresses[i] = withHost(ing, fmt.Sprintf("h%d.example.com", rng.IntN(5)))
@@ -79,6 +80,15 @@ func TestRenderAfterChangesMatchesAFreshEngine(t *testing.T) {
 			change = "endpoints of " + name(slices[j])
 			slices[j] = withoutEndpoints(slices[j], step)
 			mustUpdate(t, st, "endpoints", slices[j])
+		case 8:
+			// The next change of this Ingress starts from its good version,
+			// which fixes it.
+			change = "rules of " + name(ing) + " not a list"
+			spec := maps.Clone(ing["spec"].(map[string]any))
+			spec["rules"] = "notalist"
+			bad := maps.Clone(ing)
+			bad["spec"] = spec
+			mustUpdate(t, st, "ingresses", bad)
 		case 7:
 			change = "extraContext switched"
 			opts.ExtraContext = map[string]any{"ingressClassDefault": true, "backendBalance": "leastconn"}
@@ -96,11 +106,8 @@ func TestRenderAfterChangesMatchesAFreshEngine(t *testing.T) {
 			t.Fatal(err)
 		}
 		want, wantProblems, wantErr := fresh.Render(ctx, snap, opts)
-		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
-			t.Fatalf("step %d (%s): error %v, a fresh engine says %v", step, change, gotErr, wantErr)
-		}
-		if gotErr != nil {
-			continue
+		if gotErr != nil || wantErr != nil {
+			t.Fatalf("step %d (%s): error %v, a fresh engine says %v; want bad objects left out", step, change, gotErr, wantErr)
 		}
 		if got.Plan.ID() != want.Plan.ID() {
 			for k := range want.Files {
@@ -113,6 +120,15 @@ func TestRenderAfterChangesMatchesAFreshEngine(t *testing.T) {
 		if diff := cmp.Diff(wantProblems, gotProblems); diff != "" {
 			t.Fatalf("step %d (%s): problems (-fresh +kept):\n%s", step, change, diff)
 		}
+		for _, p := range gotProblems {
+			if p.Reason == templating.ReasonRenderFailed {
+				leftOut++
+				break
+			}
+		}
+	}
+	if leftOut == 0 {
+		t.Error("no render left a broken Ingress out: the test does not cover it")
 	}
 	if compacted == 0 {
 		t.Error("the kept engine never compacted: the test does not cover Compact")

@@ -46,20 +46,41 @@ const ShapeReasonBody = "has body lines"
 //   - files are the cert, crtlist and general files. A map file may be
 //     passed only if it is byte-identical to the generated one;
 //     haproxy.cfg may not be passed. ReloadOnChange follows
-//     [DefaultReloadOnChange] unless the FileContent overrides it.
+//     [DefaultReloadOnChange] unless the FileContent overrides it. The
+//     lines of a crt-list pass [CheckLines].
+//   - opts set what haproxy.cfg declares beyond its text: [WithBufSize].
 //
 // Everything is sorted (profiles and backends by name, maps and files by
 // path) and the result passes [Plan.Validate]; otherwise NewOutput returns
 // every problem found, aggregated with go-multierror, and no output.
-func NewOutput(pieces []Piece, profiles []Profile, backends []Backend, maps []Map, files []FileContent) (*Output, error) {
-	out, _, err := build(nil, pieces, profiles, backends, maps, files)
+func NewOutput(pieces []Piece, profiles []Profile, backends []Backend, maps []Map, files []FileContent, opts ...Option) (*Output, error) {
+	out, _, err := build(nil, pieces, profiles, backends, maps, files, optionsOf(opts))
 	return out, err
+}
+
+// Option is an optional setting of [NewOutput].
+type Option func(*options)
+
+type options struct {
+	bufSize int
+}
+
+// WithBufSize says haproxy.cfg sets tune.bufsize n: the plan's
+// [Plan.BufSize]. Without it, or with 0, the plan declares none.
+func WithBufSize(n int) Option { return func(o *options) { o.bufSize = n } }
+
+func optionsOf(opts []Option) options {
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
 }
 
 // build is NewOutput, reusing what cache holds when it is not nil; then it
 // also returns the parts from which the cache computes the output's ID.
-func build(cache *Cache, pieces []Piece, profiles []Profile, backends []Backend, maps []Map, files []FileContent) (_ *Output, parts cachedParts, _ error) {
-	a := assembler{p: &Plan{Schema: Schema}, bePrev: -1, cache: cache, buf: &buffers{}}
+func build(cache *Cache, pieces []Piece, profiles []Profile, backends []Backend, maps []Map, files []FileContent, o options) (_ *Output, parts cachedParts, _ error) {
+	a := assembler{p: &Plan{Schema: Schema, BufSize: o.bufSize}, bePrev: -1, cache: cache, buf: &buffers{}}
 	if cache != nil {
 		a.buf = &cache.buf // Cache.NewOutput releases it
 	}
@@ -660,6 +681,11 @@ func (a *assembler) files(cfg []byte, mf *mapFiles, files []FileContent) *Output
 				a.fail("file %s: map files are generated from the maps; pass it as a Map", f.Path)
 			}
 			continue
+		}
+		if f.Kind == FileCrtList {
+			if err := CheckLines(f.Kind, f.Path, f.Body, p.BufSize); err != nil {
+				a.fail("file %s: %v", f.Path, err)
+			}
 		}
 		reload := DefaultReloadOnChange(f.Kind)
 		if f.ReloadOnChange != nil {

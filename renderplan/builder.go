@@ -23,6 +23,7 @@ type Builder struct {
 	backends []Backend
 	maps     []Map
 	files    []FileContent
+	bufSize  int
 	errs     *multierror.Error
 }
 
@@ -114,6 +115,10 @@ func (b *Builder) File(path string, kind FileKind, body []byte, reloadOnChange b
 	return nil
 }
 
+// BufSize declares that the text sets tune.bufsize n ([Plan.BufSize]);
+// 0, the default, declares none.
+func (b *Builder) BufSize(n int) { b.bufSize = n }
+
 // Build assembles and validates the output with [NewOutput]. It reports the
 // errors of earlier calls as well as the plan's problems, all aggregated
 // with go-multierror. The Builder can be built again after more calls.
@@ -121,7 +126,7 @@ func (b *Builder) Build() (*Output, error) {
 	if err := b.errs.ErrorOrNil(); err != nil {
 		return nil, err
 	}
-	return NewOutput(b.pieces, b.profiles, b.backends, b.maps, b.files)
+	return NewOutput(b.pieces, b.profiles, b.backends, b.maps, b.files, WithBufSize(b.bufSize))
 }
 
 func (b *Builder) fail(err error) error {

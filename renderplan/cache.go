@@ -62,18 +62,25 @@ type Cache struct {
 	idDone chan struct{}
 	// born counts the backend entries made since the last Compact.
 	born int
+	// bufSize is the [WithBufSize] of the builds the entries come from.
+	bufSize int
 }
 
 // NewOutput is [NewOutput] with reuse: see [Cache].
-func (c *Cache) NewOutput(pieces []Piece, profiles []Profile, backends []Backend, maps []Map, files []FileContent) (*Output, error) {
+func (c *Cache) NewOutput(pieces []Piece, profiles []Profile, backends []Backend, maps []Map, files []FileContent, opts ...Option) (*Output, error) {
 	if c.idDone != nil {
 		<-c.idDone // the last output's ID reads the cache
 		c.idDone = nil
 	}
+	o := optionsOf(opts)
+	if o.bufSize != c.bufSize {
+		// The map entries' verdicts hold for the last build's bufSize.
+		*c = Cache{bufSize: o.bufSize}
+	}
 	c.gen++
 	c.backends.begin(c.gen)
 	c.maps.begin(c.gen)
-	out, parts, err := build(c, pieces, profiles, backends, maps, files)
+	out, parts, err := build(c, pieces, profiles, backends, maps, files, o)
 	c.backends.end()
 	c.maps.end()
 	// The build's entries by position become last; the previous last's

@@ -107,7 +107,7 @@ func (p *Plan) Equal(q *Plan) bool {
 	if p == nil || q == nil {
 		return p == q
 	}
-	return p.Schema == q.Schema &&
+	return p.Schema == q.Schema && p.BufSize == q.BufSize &&
 		slices.Equal(p.Sections, q.Sections) &&
 		slices.Equal(p.Profiles, q.Profiles) &&
 		slices.EqualFunc(p.Backends, q.Backends, Backend.equal) &&

@@ -33,6 +33,18 @@
 // validates an output with HAProxy itself; this package declares it and
 // implements none (package rendergate does).
 //
+// # Bounds
+//
+// HAProxy reads a map file into a 16 KiB buffer and a runtime command
+// into one of tune.bufsize: a longer line is cut, and its rest becomes an
+// entry nobody wrote. Every map entry and crt-list line of a plan fits in
+// [MaxLine] of the tune.bufsize the plan declares ([Plan.BufSize],
+// [WithBufSize]), as [MapLineLen] and [CrtListLineLen] count it; names,
+// paths and server keywords have fixed bounds ([MaxNameLen],
+// [MaxPathLen], [MaxKeywordsLen]). [CheckMapEntry] and [CheckLines] let
+// code that takes outside input refuse a value before it makes a plan
+// invalid.
+//
 // # Immutability and concurrency
 //
 // A Plan or Output is a whole snapshot: once built, nobody modifies it, and

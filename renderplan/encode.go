@@ -210,6 +210,10 @@ func (e *encoder) sep(i int) {
 func (e *encoder) plan(p *Plan) {
 	e.raw(`{"schema":`)
 	e.str(p.Schema)
+	if p.BufSize != 0 {
+		e.raw(`,"bufSize":`)
+		e.num(p.BufSize)
+	}
 	e.raw(`,"sections":[`)
 	for i := range p.Sections {
 		e.sep(i)

@@ -87,6 +87,9 @@ func nameProblem(s string) string {
 	if s == "" {
 		return "is empty"
 	}
+	if len(s) > MaxNameLen {
+		return fmt.Sprintf("is longer than %d bytes", MaxNameLen)
+	}
 	if allOf(s)&className != 0 {
 		return ""
 	}
@@ -206,6 +209,8 @@ func pathProblem(p string) string {
 		return "is empty"
 	case strings.HasPrefix(p, "/"):
 		return "is absolute"
+	case len(p) > MaxPathLen:
+		return fmt.Sprintf("is longer than %d bytes", MaxPathLen)
 	case !utf8.ValidString(p):
 		return "is not valid UTF-8"
 	}

@@ -11,6 +11,11 @@ const Schema = "haptic.renderplan/v1"
 type Plan struct {
 	// Schema is [Schema] for plans built by this package.
 	Schema string `json:"schema"`
+	// BufSize is the tune.bufsize, in bytes, that haproxy.cfg sets: 0 when
+	// it sets none, [MinBufSize] to [MaxBufSize] otherwise. Map entries and
+	// crt-list lines are bounded by [MaxLine] of it (of [DefaultBufSize]
+	// for 0), so that HAProxy reads each as one line and one command.
+	BufSize int `json:"bufSize,omitempty"`
 	// Sections partition haproxy.cfg byte for byte, in file order.
 	Sections []Section `json:"sections"`
 	// Profiles are the named defaults sections backends are created from,

@@ -21,11 +21,12 @@ const MaxWeight = 256
 // aggregated with go-multierror, each naming the object:
 // "backend be_x: guid longer than 127 bytes". The rules:
 //
-//   - Schema is [Schema]. Profiles and backends are sorted by name, maps
-//     and files by path, servers by name, without duplicates.
+//   - Schema is [Schema]. BufSize is 0 or [MinBufSize] to [MaxBufSize].
+//     Profiles and backends are sorted by name, maps and files by path,
+//     servers by name, without duplicates.
 //   - Backend, server and profile names and guids are HAProxy-legal: not
-//     empty, only the bytes A-Z a-z 0-9 _ . : - . A guid is at most
-//     [MaxGUIDLen] bytes. Guids are unique across backends and servers
+//     empty, only the bytes A-Z a-z 0-9 _ . : - . A name is at most
+//     [MaxNameLen] bytes, a guid at most [MaxGUIDLen]. Guids are unique across backends and servers
 //     (one namespace, as in HAProxy); a server's guid is the token after
 //     a "guid" keyword. Server names are unique per backend. No backend
 //     is named like a profile.
@@ -39,10 +40,11 @@ const MaxWeight = 256
 //     (0, "the client's port", is not allowed: plans carry explicit
 //     ports). Weight is 0 to [MaxWeight]. Keywords are tokens: not empty,
 //     no whitespace, control characters, quotes, backslash or '#', and
-//     not "weight", "disabled" or "check" (fields carry those).
+//     not "weight", "disabled" or "check" (fields carry those); together,
+//     with a space between them, at most [MaxKeywordsLen] bytes.
 //   - File paths are relative and clean: not empty, not absolute, equal to
 //     path.Clean of themselves, no ".." element, no whitespace or control
-//     characters. File kinds are known; haproxy.cfg exists, is the only
+//     characters, at most [MaxPathLen] bytes. File kinds are known; haproxy.cfg exists, is the only
 //     config file and reloads on change.
 //   - Every map has a file of kind map at its path whose digest and size
 //     are those of [MapText] of the map, and every map file has a map. Map
@@ -50,14 +52,19 @@ const MaxWeight = 256
 //     not start with '#'; values are not empty, hold no control character
 //     but tab and neither start nor end with a space or tab (HAProxy's map
 //     file format: the key is the first word, the value the rest of the
-//     line). Entries of unordered maps are sorted by key, keys unique.
+//     line). Every entry fits in [MaxLine] of BufSize, as [MapLineLen]
+//     counts it: HAProxy reads it as one line of the file and the agent
+//     can send it as one command. Entries of unordered maps are sorted by
+//     key, keys unique.
 //   - Sections partition haproxy.cfg: offsets start at 0 and are
 //     contiguous, no section is empty, and the lengths add up to the size
 //     of haproxy.cfg. Core sections have no name. Each profile and each
 //     backend has exactly one section; a profile's section digest is the
 //     profile's Digest and a backend's is the digest of [BackendText].
 //
-// All strings must be valid UTF-8.
+// All strings must be valid UTF-8. A plan holds no file bodies, so the
+// lines of its crt-lists are checked where a body is known: [NewOutput]
+// and the agent apply [CheckLines] to them.
 func (p *Plan) Validate() error {
 	if p == nil {
 		return fmt.Errorf("renderplan: nil plan")
@@ -90,6 +97,9 @@ type validator struct {
 	backendEntries []*backendEntry
 	mapEntries     map[string]*mapEntry
 	errs           []error
+	// bufSize is the plan's BufSize and maxLine its [MaxLine], set by
+	// planWith before the maps are checked.
+	bufSize, maxLine int
 	// buffers, if set, lends the validator working slices.
 	buffers *buffers
 	buf     []byte    // scratch for rendering sections and maps
@@ -159,6 +169,10 @@ func (v *validator) planWith(p *Plan, b *backendChecks) {
 	if p.Schema != Schema {
 		v.add("plan: schema %q is not %q", p.Schema, Schema)
 	}
+	if p.BufSize != 0 && (p.BufSize < MinBufSize || p.BufSize > MaxBufSize) {
+		v.add("plan: bufSize %d out of range %d-%d", p.BufSize, MinBufSize, MaxBufSize)
+	}
+	v.bufSize, v.maxLine = p.BufSize, MaxLine(p.BufSize)
 
 	// Profiles.
 	profiles := make(map[string]*Profile, len(p.Profiles))
@@ -455,6 +469,7 @@ func (v *validator) mapEntriesChecked(m *Map, what subject) {
 			if problem := mapValueProblem(ent.Value); problem != "" {
 				v.add("%s: entry %d: value %q %s", what, j+1, ent.Value, problem)
 			}
+			v.mapEntryLength(m, what, j)
 		}
 		follows := found >= 0 && found == prevFound+1 && prevFound >= 0
 		prevFound = found
@@ -492,10 +507,28 @@ func (v *validator) mapEntriesByRuns(m *Map, what subject, e *mapEntry) {
 			if problem := mapValueProblem(ent.Value); problem != "" {
 				v.add("%s: entry %d: value %q %s", what, j+1, ent.Value, problem)
 			}
+			v.mapEntryLength(m, what, j)
 			v.mapEntryOrder(m, what, j)
 		}
 	}
 	e.checked, e.valid, e.prevValid, e.prevRuns = true, len(v.errs) == before, nil, nil
+}
+
+// mapEntryLength checks that entry j of m fits in v.maxLine.
+func (v *validator) mapEntryLength(m *Map, what subject, j int) {
+	ent := &m.Entries[j]
+	if problem := mapEntryTooLong(m.Path, ent.Key, ent.Value, v.maxLine, v.bufSize); problem != "" {
+		v.add("%s: entry %d: key %s %s", what, j+1, quoteShort(ent.Key), problem)
+	}
+}
+
+// quoteShort quotes s, cut to its first 40 bytes (and its length given)
+// when longer.
+func quoteShort(s string) string {
+	if len(s) <= 40 {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprintf("%q… (%d bytes)", s[:40], len(s))
 }
 
 // mapEntryOrder checks that entry j of the unordered map m follows
@@ -522,6 +555,9 @@ func (v *validator) server(what subject, s *Server, i, j int) {
 	if s.Weight < 0 || s.Weight > MaxWeight {
 		v.add("%s: weight %d out of range 0-%d", what, s.Weight, MaxWeight)
 	}
+	if n := keywordsLen(s.Keywords); n > MaxKeywordsLen {
+		v.add("%s: keywords take %d bytes, more than %d", what, n, MaxKeywordsLen)
+	}
 	for k, tok := range s.Keywords {
 		if problem := tokenProblem(tok); problem != "" {
 			v.add("%s: keyword %d %q %s", what, k+1, tok, problem)
@@ -540,6 +576,15 @@ func (v *validator) server(what subject, s *Server, i, j int) {
 			}
 		}
 	}
+}
+
+// keywordsLen is the length of keywords joined by spaces.
+func keywordsLen(keywords []string) int {
+	n := 0
+	for _, k := range keywords {
+		n += len(k) + 1
+	}
+	return max(n-1, 0)
 }
 
 func (v *validator) sections(p *Plan, cfg *File, profiles map[string]*Profile, backends *backendIndex) {

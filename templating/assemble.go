@@ -161,7 +161,7 @@ func (r *renderState) assemble(cfg string) (*renderplan.Output, error) {
 		// map before changing it), as renderplan.Cache requires.
 		build = r.plans.NewOutput
 	}
-	out, err := build(pieces, profiles, backends, maps, files)
+	out, err := build(pieces, profiles, backends, maps, files, renderplan.WithBufSize(r.bound.bufSize))
 	if err != nil {
 		return nil, fmt.Errorf("assemble plan: %w", err)
 	}

@@ -483,6 +483,9 @@ func serverProblem(s renderplan.Server) string {
 	if s.Weight < 0 || s.Weight > renderplan.MaxWeight {
 		return fmt.Sprintf("weight %d out of range 0-%d", s.Weight, renderplan.MaxWeight)
 	}
+	if n := len(strings.Join(s.Keywords, " ")); n > renderplan.MaxKeywordsLen {
+		return fmt.Sprintf("keywords take %d bytes, more than %d", n, renderplan.MaxKeywordsLen)
+	}
 	for _, k := range s.Keywords {
 		if err := renderplan.CheckToken(k); err != nil {
 			return fmt.Sprintf("keyword %q %v", k, err)

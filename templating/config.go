@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/haptic-io/haptic/renderplan"
 	"github.com/haptic-io/haptic/store"
 	"sigs.k8s.io/yaml"
 )
@@ -297,6 +298,8 @@ func checkFileName(name string) error {
 	switch {
 	case name == "":
 		return errors.New("empty file name")
+	case len(name) > maxFileNameLen:
+		return fmt.Errorf("file name longer than %d bytes", maxFileNameLen)
 	case !utf8.ValidString(name):
 		return errors.New("file name is not valid UTF-8")
 	case strings.HasPrefix(name, "/"):
@@ -315,6 +318,10 @@ func checkFileName(name string) error {
 	}
 	return nil
 }
+
+// maxFileNameLen is the longest file name: with the longest directory
+// ("general/") the path is at most renderplan.MaxPathLen bytes.
+const maxFileNameLen = renderplan.MaxPathLen - len(dirGeneral) - 1
 
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))

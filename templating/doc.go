@@ -69,7 +69,12 @@
 //
 // Templates are Go text/template with sprig v3, minus the functions in
 // [RemovedSprigFuncs] (environment, network, clock, randomness); keys and
-// values return sorted results. The root data is:
+// values return sorted results. A missing key is an error
+// (text/template's missingkey=error), never "<no value>" in the output:
+// read optional fields with index (index .spec "tls" is nil when
+// missing), hasKey, dig or get, and required ones as fields, so that an
+// object without them is a problem (inside renderEach) or fails the
+// render. The root data is:
 //
 //	.resources.<alias>   .List, .Get ns name, .Fetch key…, .ListBy expr
 //	                     (see [Resources])
@@ -88,7 +93,13 @@
 // range. Inside it a snippet may use render, renderGlob, cacheGet (read
 // only), problem, mapEntry, claim, backend and the stateless functions; calling
 // any other author-API function is a render error, and it must not modify
-// shared values (set on a cached dict). Each item's output and effects
+// shared values (set on a cached dict). Each item is the boundary of bad
+// objects: an item whose execution fails (a field of the wrong type, a
+// missing key) is left out with everything it wrote and recorded, a
+// [ReasonRenderFailed] problem names it (the object's [ObjectRef] when the
+// item is an object, else its "object" key, else its position), and the
+// other items render; fail still aborts the render from there. A failed
+// item runs again in every render. Each item's output and effects
 // depend only on the item, the cacheGet values it read and the Services
 // and EndpointSlices its backends' servers came from, so an Engine
 // replays an item it rendered before while the item is the same store
@@ -106,8 +117,13 @@
 // written exactly once);
 // cacheGet "k" / cacheSet "k" v keep any value for the rest of the render;
 // fail "msg" aborts the render with a [*FailError]; toJSON v; problem
-// object reason message reports a [Problem]; haproxyName s makes s a legal
-// HAProxy name ([SanitizeName]); haproxyQuote s returns s as one
+// object reason message reports a [Problem] (name a watched object
+// "Kind namespace/name", or "Kind name" when cluster-scoped, and the
+// problem carries its [ObjectRef]); haproxyName s makes s a legal
+// HAProxy name ([SanitizeName]); dnsNameProblem s says why s is not a
+// lower-case DNS name, "*."-prefixed or not ([DNSNameProblem]), and is
+// "" for one; pathProblem path max says why path is not an absolute URI
+// path that fits in max bytes of a map line ([PathProblem]); haproxyQuote s returns s as one
 // double-quoted config word (backslash, double quote and $ escaped;
 // control characters refused), and haproxyFormatQuote s does the same for
 // log-format arguments (set-header values…), doubling '%' as well; mapPath, certPath and filePath give
@@ -162,15 +178,38 @@
 //     let the oldest win). Keys with whitespace, control characters or a
 //     leading '#', and values with control characters (tab aside) or
 //     leading/trailing blanks, are MapEntryInvalid problems, never
-//     written. A config map template's output adds one entry per line
+//     written; an entry longer than HAProxy reads as one line and one
+//     command (see Bounds below) is a ValueTooLong problem. A config map
+//     template's output adds one entry per line
 //     "key value" (blank and '#' lines skipped); use mapEntry for values
 //     that come from objects. Unordered maps are sorted by key.
 //   - file (dict "name" n "content" c ["reloadOnChange" b]) records
 //     general/<n>; cert (dict "name" n "pem" p ["object" o]) records
 //     certs/<n> (text without a PEM block is a problem and returns "");
-//     crtList (dict "name" n "content" c) records the crt-list certs/<n>.
-//     Each returns the path. The config's files and sslCertificates render
-//     the same way (an empty certificate rendering writes no file).
+//     crtList (dict "name" n "content" c) records the crt-list certs/<n>,
+//     leaving out lines too long (ValueTooLong problems). Each returns the
+//     path. The config's files and sslCertificates render the same way (an
+//     empty certificate rendering writes no file).
+//   - tuneBufsize n declares that haproxy.cfg sets tune.bufsize n and
+//     returns n (write "tune.bufsize {{ tuneBufsize $n }}" in the global
+//     section): the plan carries it ([renderplan.Plan.BufSize]). It must
+//     come before any map entry, crt-list or renderEach.
+//
+// # Bounds
+//
+// HAProxy reads a map-file line into 16 KiB and a runtime command into
+// tune.bufsize; a longer map line is cut and its rest read as an entry of
+// its own. So every value the author API takes is bounded: map entries
+// and crt-list lines by [renderplan.MaxLine] of the render's tune.bufsize
+// (12288 bytes by default, the runtime command included), names, file
+// paths and server keywords by renderplan's fixed bounds. A value beyond
+// them is a problem (ValueTooLong, or the element's Invalid reason for a
+// name) and is left out. mapLineMax "n" and crtListLineMax "n" return how
+// many bytes a line of map or crt-list n may take (a key, a space and a
+// value without bytes the runtime API escapes), so that a library can say
+// which of its fields is too long. Server names from endpoints are cut to
+// [renderplan.MaxNameLen] by haproxyName; an EndpointSlice port out of
+// 1-65535 is an EndpointInvalid problem and its endpoints are left out.
 //
 // Paths are relative to the HAProxy base directory; HAProxy runs with its
 // working directory there, so haproxy.cfg can use them as they are.
@@ -211,7 +250,7 @@
 //	    backend be_default from base
 //	        http-request return status 404 content-type text/plain string "no route"
 //	    {{- range .resources.ingresses.List }}
-//	    {{- if eq (.spec.ingressClassName | default "") $.extraContext.ingressClass }}
+//	    {{- if eq (index .spec "ingressClassName" | default "") $.extraContext.ingressClass }}
 //	    {{ memo "ingress" (printf "%s/%s" .metadata.namespace .metadata.name) . }}
 //	    {{- end }}
 //	    {{- end }}
@@ -221,16 +260,16 @@
 //	  ingress:
 //	    template: |
 //	      {{- $ing := . }}{{ $obj := printf "Ingress %s/%s" .metadata.namespace .metadata.name }}
-//	      {{- if not .spec.rules }}{{ fail (printf "%s has no rules" $obj) }}{{ end }}
-//	      {{- range .spec.rules }}{{ $host := .host }}
+//	      {{- if not (index .spec "rules") }}{{ fail (printf "%s has no rules" $obj) }}{{ end }}
+//	      {{- range .spec.rules }}{{ $host := index . "host" }}
 //	      {{- if not $host }}{{ problem $obj "HostMissing" "a rule without host is skipped" }}{{ continue }}{{ end }}
-//	      {{- range .http.paths }}{{ $svc := .backend.service }}
-//	      {{- $name := haproxyName (printf "be_%s_%s_%v" $ing.metadata.namespace $svc.name ($svc.port.name | default $svc.port.number)) }}
+//	      {{- range .http.paths }}{{ $svc := .backend.service }}{{ $port := or (index $svc.port "name") $svc.port.number }}
+//	      {{- $name := haproxyName (printf "be_%s_%s_%v" $ing.metadata.namespace $svc.name $port) }}
 //	      {{- mapEntry "hosts.map" $host $name $obj }}
 //	      {{- if not (cacheGet $name) }}{{ $_ := cacheSet $name true }}
 //	      {{ backend (dict "name" $name "balance" "roundrobin" "timeouts" (dict "connect" "5s" "server" "30s")
 //	          "options" (list "httpchk GET /healthz") "defaultServer" "inter 2s" "object" $obj
-//	          "servers" (backendServers (dict "namespace" $ing.metadata.namespace "service" $svc.name "port" ($svc.port.name | default $svc.port.number) "object" $obj))) }}
+//	          "servers" (backendServers (dict "namespace" $ing.metadata.namespace "service" $svc.name "port" $port "object" $obj))) }}
 //	      {{- end }}
 //	      {{- end }}{{ end }}
 //	  global-extra:

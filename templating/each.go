@@ -2,10 +2,13 @@ package templating
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"unsafe"
 )
@@ -22,6 +25,11 @@ const eachMinChunk = 64
 // range, whatever the parallelism. Inside, a snippet may call render and
 // renderGlob (run in the same item), cacheGet (read-only), backend and the
 // stateless functions; the other author-API functions are errors there.
+// Each item is the boundary of bad input: an item whose execution fails
+// (a field of the wrong type, a missing key) is left out with whatever it
+// wrote and recorded, a RenderFailed problem names it, and the other
+// items render; a fail call, a misuse of the author API and the end of
+// ctx still fail the render.
 // Because one item's output and effects depend on that item, the cacheGet
 // values it read and the Services and EndpointSlices its backends were
 // resolved from, the engine replays items it rendered before instead of
@@ -74,7 +82,7 @@ func (r *renderState) renderEach(name string, list any) (string, error) {
 		for j, res := range fresh {
 			i := missIdx[j]
 			results[i] = res
-			if m, ok := items[i].(map[string]any); ok && m != nil {
+			if m, ok := items[i].(map[string]any); ok && m != nil && res.failed == nil {
 				res.item, res.key = m, itemPointer(m)
 			}
 		}
@@ -93,6 +101,10 @@ func (r *renderState) renderEach(name string, list any) (string, error) {
 		return seg.out, nil
 	}
 	for _, res := range results {
+		if res.failed != nil {
+			r.problems = append(r.problems, *res.failed)
+			continue
+		}
 		if err := r.replayOps(res.ops); err != nil {
 			return "", fmt.Errorf("renderEach %q: %w", name, err)
 		}
@@ -106,12 +118,12 @@ func (r *renderState) renderEach(name string, list any) (string, error) {
 func (r *renderState) segmentFor(name string) *segment {
 	k := len(r.segNext)
 	if k < len(r.segPrev) {
-		if s := r.segPrev[k]; s != nil && s.snippet == name && s.depth == r.depth {
+		if s := r.segPrev[k]; s != nil && s.snippet == name && s.depth == r.depth && s.bufSize == r.fixBound() {
 			r.segPrev[k] = nil
 			return s
 		}
 	}
-	return &segment{snippet: name, depth: r.depth}
+	return &segment{snippet: name, depth: r.depth, bufSize: r.fixBound()}
 }
 
 // replayable reports whether res, remembered from an earlier render, is
@@ -179,23 +191,37 @@ func (r *renderState) executeEach(name string, items []any, prints *cachePrints)
 			}
 		}
 	}()
-	chunk := func(w int) []any { return items[w*len(items)/workers : (w+1)*len(items)/workers] }
+	first := func(w int) int { return w * len(items) / workers }
 	run := func(w int) {
 		f := frags[w]
-		if err := r.ctx.Err(); err != nil {
-			f.err = err
-			return
+		chunk := items[first(w):first(w+1)]
+		if f.ops == nil {
+			f.ops = make([]fragOp, 0, 4*len(chunk)) // a few effects per item
 		}
 		// One execution per chunk: "each:<name>" ranges over the chunk
 		// and marks where each item starts, so the template state is set
-		// up once and effects are still attributed to their item.
-		n := len(chunk(w))
-		if f.ops == nil {
-			f.ops = make([]fragOp, 0, 4*n) // a few effects per item
-		}
-		f.err = f.exec(&f.out, prefixEach+name, chunk(w))
-		if f.err == nil && len(f.marks) != n {
-			f.err = fmt.Errorf("renderEach %q: %s is internal to renderEach", name, eachItemFunc)
+		// up once and effects are still attributed to their item. An
+		// item that fails is left out (its problem says why) and the
+		// execution resumes after it.
+		for f.base = 0; f.base < len(chunk); {
+			if err := r.ctx.Err(); err != nil {
+				f.err = err
+				return
+			}
+			err := f.exec(&f.out, prefixEach+name, chunk[f.base:])
+			if err == nil {
+				if len(f.marks) != len(chunk) {
+					f.err = fmt.Errorf("renderEach %q: %s is internal to renderEach", name, eachItemFunc)
+				}
+				return
+			}
+			k := len(f.marks) - 1 // the item that failed
+			if k < f.base || !itemError(err) {
+				f.err = err
+				return
+			}
+			f.leaveOut(k, itemProblem(name, first(w)+k, chunk[k], err))
+			f.base = k + 1
 		}
 	}
 	if workers == 1 {
@@ -208,7 +234,7 @@ func (r *renderState) executeEach(name string, items []any, prints *cachePrints)
 		wg.Wait()
 	}
 	// Chunks are contiguous and in order: the first failing chunk holds
-	// the first failing item.
+	// the first item that failed the render.
 	results := make([]*eachResult, 0, len(items))
 	for _, f := range frags {
 		if f.err != nil {
@@ -257,11 +283,17 @@ type fragment struct {
 	mergeBuf map[string]any
 	deps     []cacheDep
 	marks    []fragMark // where each item starts in out, ops and deps
-	err      error
+	// base is the position in the chunk of the execution's first item.
+	base int
+	err  error
 }
 
-// fragMark is where one item's output, effects and reads start.
-type fragMark struct{ out, ops, deps int }
+// fragMark is where one item's output, effects and reads start; failed
+// is the problem of an item left out.
+type fragMark struct {
+	out, ops, deps int
+	failed         *Problem
+}
 
 // eachItemFunc is the function the "each:" wrappers call before each item.
 const eachItemFunc = "hapticEachItem"
@@ -288,7 +320,7 @@ func (f *fragment) funcs() funcMap {
 	fm := funcMap{}
 	for _, name := range renderFuncNames {
 		fm[name] = func(...any) (string, error) {
-			return "", fmt.Errorf("%s cannot be called inside renderEach", name)
+			return "", &misuseError{fmt.Sprintf("%s cannot be called inside renderEach", name)}
 		}
 	}
 	fm["render"] = f.render
@@ -304,7 +336,7 @@ func (f *fragment) funcs() funcMap {
 
 func (f *fragment) exec(w *bytes.Buffer, name string, data any) error {
 	if f.depth >= maxRenderDepth {
-		return fmt.Errorf("render %q: nesting deeper than %d", name, maxRenderDepth)
+		return &misuseError{fmt.Sprintf("render %q: nesting deeper than %d", name, maxRenderDepth)}
 	}
 	f.depth++
 	err := f.tmpl.ExecuteTemplate(w, name, data)
@@ -359,16 +391,71 @@ func (f *fragment) cacheGet(key string) any {
 	return f.r.cacheGet(key)
 }
 
-// itemStart marks the start of the i-th item of the chunk; anything but
-// the wrapper's own sequential calls is refused.
+// itemStart marks the start of the i-th item of the execution (the
+// base+i-th of the chunk); anything but the wrapper's own sequential
+// calls is refused.
 func (f *fragment) itemStart(i int) (string, error) {
 	// The wrapper runs one exec below the fragment's own depth; snippets
 	// (and the renders they call) run deeper.
-	if i != len(f.marks) || f.depth != f.r.depth+2 {
-		return "", fmt.Errorf("%s is internal to renderEach", eachItemFunc)
+	if f.base+i != len(f.marks) || f.depth != f.r.depth+2 {
+		return "", &misuseError{eachItemFunc + " is internal to renderEach"}
 	}
 	f.marks = append(f.marks, fragMark{out: f.out.Len(), ops: len(f.ops), deps: len(f.deps)})
 	return "", nil
+}
+
+// leaveOut drops what the k-th item of the chunk, the last one started,
+// wrote and recorded, and marks it failed with p.
+func (f *fragment) leaveOut(k int, p Problem) {
+	m := &f.marks[k]
+	f.out.Truncate(m.out)
+	clear(f.ops[m.ops:])
+	f.ops = f.ops[:m.ops]
+	f.deps = f.deps[:m.deps]
+	m.failed = &p
+}
+
+// misuseError is a misuse of the author API inside renderEach: a bug of
+// the templates whatever the item, so it fails the render rather than
+// the item.
+type misuseError struct{ msg string }
+
+func (e *misuseError) Error() string { return e.msg }
+
+// itemError reports whether err, which an item's execution returned, is
+// the item's own problem: any template error but a fail call, a misuse
+// of the author API and the end of the render's context.
+func itemError(err error) bool {
+	var fe *FailError
+	var me *misuseError
+	return !errors.As(err, &fe) && !errors.As(err, &me) &&
+		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+}
+
+// maxItemMessage bounds the message of a RenderFailed problem: template
+// errors quote the value they failed on, which an object can make large,
+// and the message is logged on every render.
+const maxItemMessage = 1024
+
+// itemProblem is the problem of the i-th item of a renderEach "snippet"
+// call whose execution failed with err. It names the item when it is an
+// object (apiVersion, kind, metadata) or carries one as "object" (the
+// backend and claim dicts of the libraries), else by its position.
+func itemProblem(snippet string, i int, item any, err error) Problem {
+	msg := err.Error()
+	if len(msg) > maxItemMessage {
+		msg = strings.ToValidUTF8(msg[:maxItemMessage], "") + "…"
+	}
+	p := Problem{Reason: ReasonRenderFailed, Message: msg}
+	m, _ := item.(map[string]any)
+	if ref, ok := objectRefOf(m); ok {
+		p.Object, p.Ref = ref.String(), ref
+	} else if obj, _ := m["object"].(string); obj != "" {
+		p.Object = obj
+	} else {
+		p.Object = fmt.Sprintf("renderEach %q item %d", snippet, i)
+	}
+	return p
 }
 
 // split appends one result per item of the fragment's chunk to results.
@@ -380,6 +467,12 @@ func (f *fragment) split(results []*eachResult) []*eachResult {
 		if i+1 < len(f.marks) {
 			next = f.marks[i+1]
 		}
+		if m.failed != nil {
+			// No output, effects or reads: the item runs again in the next
+			// render (renderEach never matches a result without a key).
+			results = append(results, &eachResult{failed: m.failed, static: []Problem{*m.failed}})
+			continue
+		}
 		res := &eachResult{out: out[m.out:next.out]}
 		if n := next.ops - m.ops; n > 0 {
 			res.ops = make([]memoOp, n)
@@ -387,7 +480,7 @@ func (f *fragment) split(results []*eachResult) []*eachResult {
 				if op.m != nil {
 					res.ops[j].mapName = op.m.name
 					// Checked once here, in the worker, not on every replay.
-					res.ops[j].invalid = entryProblem(op.m.name, op.a, op.b)
+					res.ops[j].invalidReason, res.ops[j].invalid = entryProblem(op.m.name, op.a, op.b, f.r.bound.bufSize)
 					op.m = nil // map states belong to this render
 				}
 				res.ops[j].fragOp = op
@@ -436,7 +529,7 @@ func (r *renderState) replayOps(ops []memoOp) error {
 		switch op.kind {
 		case opMapEntry:
 			if op.invalid != "" {
-				r.addProblem(op.c, ReasonMapEntryInvalid, op.invalid)
+				r.addProblem(op.c, op.invalidReason, op.invalid)
 			} else {
 				r.addCheckedEntry(r.mapsByKey[op.mapName], op.a, op.b, op.c)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -208,5 +209,105 @@ func TestClaimedValuesAndRegistriesAreReadOnly(t *testing.T) {
 	out, _, err := renderConfig(t, cfg)
 	if err != nil || !strings.Contains(fileBody(t, out, "haproxy.cfg"), `{"a":1,"b":2,"c":3}`) {
 		t.Errorf("set and merge on an ordinary dict: %v", err)
+	}
+}
+
+// failingItem is eachSnippet's item, failing for the items 10, 150 and 299
+// after it wrote a map entry, claimed and reported a problem: what a
+// failing item did is left out with its output.
+const failingItem = `
+  failing:
+    template: |
+      {{- if has . (list 10 150 299) }}{{ mapEntry "m.map" "lost" "v" }}{{ claim "reg" "lost" 1 }}{{ problem "x" "Lost" "lost" }}[{{ . }}]{{ .nokey }}{{ end -}}
+      {{ render "item" . -}}
+`
+
+func TestRenderEachLeavesOutTheItemsThatFail(t *testing.T) {
+	// 300 items: the failing ones in the first chunk, the last chunk and at
+	// the very end, with items to resume after.
+	cfg := configWith(t, `{{- $_ := registerMap (dict "name" "m.map") -}}
+{{ renderEach "failing" (untilStep 0 300 1) }}
+{{- range $k, $v := claimed "reg" }}{{ $k }}={{ $v }};{{ end }}
+`, eachSnippet+failingItem)
+	each, eProblems, err := renderConfig(t, cfg)
+	if err != nil {
+		t.Fatalf("render: %v; want the failing items left out", err)
+	}
+	seq, sProblems, err := renderConfig(t, eachConfig(t, `{{ range untilStep 0 300 1 }}{{ if has . (list 10 150 299) }}{{ else }}{{ render "item" . }}{{ end }}{{ end }}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(seq.Files, each.Files); diff != "" {
+		t.Errorf("files (-sequential range without the failing items +renderEach):\n%s", diff)
+	}
+	var failed []templating.Problem
+	for _, p := range eProblems {
+		if p.Reason == templating.ReasonRenderFailed {
+			failed = append(failed, p)
+		}
+	}
+	if len(failed) != 3 || len(eProblems) != len(sProblems)+3 {
+		t.Fatalf("problems %v, want the sequential range's and one RenderFailed per failing item", failed)
+	}
+	for i, n := range []int{10, 150, 299} {
+		if want := sprintf("renderEach %q item %d", "failing", n); failed[i].Object != want || !contains(failed[i].Message, "can't evaluate field nokey") {
+			t.Errorf("problem %d = %v, want it about %s and saying why", i, failed[i], want)
+		}
+	}
+}
+
+func TestRenderEachNamesTheObjectThatFailed(t *testing.T) {
+	cfg := configWith(t, `{{ renderEach "host" .resources.ingresses.List }}`, `
+snippets:
+  host: {template: "{{ range .spec.rules }}{{ .host | lower }} {{ end }}\n"}
+`)
+	ing := func(name string, rules any) map[string]any {
+		return map[string]any{"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+			"metadata": map[string]any{"namespace": "ns", "name": name}, "spec": map[string]any{"rules": rules}}
+	}
+	out, problems, err := renderConfig(t, cfg,
+		ing("a", []any{map[string]any{"host": "A.example"}}),
+		ing("b", "notalist"),
+		ing("c", []any{map[string]any{"http": map[string]any{}}}), // no host
+		ing("d", []any{map[string]any{"host": "d.example"}}))
+	if err != nil {
+		t.Fatalf("render: %v; want b and c left out", err)
+	}
+	if got := fileBody(t, out, "haproxy.cfg"); got != "a.example \nd.example \n\n" {
+		t.Errorf("haproxy.cfg = %q, want a's and d's hosts only", got)
+	}
+	want := []templating.Problem{
+		{Object: "Ingress ns/b", Ref: templating.ObjectRef{APIVersion: "networking.k8s.io/v1", Kind: "Ingress", Namespace: "ns", Name: "b"},
+			Reason: templating.ReasonRenderFailed, Message: `template: host:1:14: executing "host" at <.spec.rules>: range can't iterate over notalist`},
+		{Object: "Ingress ns/c", Ref: templating.ObjectRef{APIVersion: "networking.k8s.io/v1", Kind: "Ingress", Namespace: "ns", Name: "c"},
+			Reason: templating.ReasonRenderFailed, Message: `template: host:1:26: executing "host" at <.host>: map has no entry for key "host"`},
+	}
+	if diff := cmp.Diff(want, problems); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+}
+
+func TestRenderEachBoundsTheMessageOfAFailedItem(t *testing.T) {
+	// The error quotes the value: 2,000 two-byte runes.
+	cfg := configWith(t, `{{ renderEach "x" (list (repeat 2000 "é")) }}`, "\nsnippets:\n  x: {template: '{{ range . }}{{ end }}'}\n")
+	_, problems, err := renderConfig(t, cfg)
+	if err != nil || len(problems) != 1 {
+		t.Fatalf("problems %v, error %v; want one problem", problems, err)
+	}
+	msg := problems[0].Message
+	if len(msg) > 1024+len("…") || !utf8.ValidString(msg) || !strings.HasPrefix(msg, "template: x:1:9:") || !strings.HasSuffix(msg, "é…") {
+		t.Errorf("message of %d bytes %.80q…, want at most 1 KiB of valid UTF-8, cut with …", len(msg), msg)
+	}
+}
+
+func TestRenderEachMisuseInAnItemIsStillARenderError(t *testing.T) {
+	// A misuse of the author API is a bug of the templates, whatever the
+	// item: it fails the render even when only some items reach it.
+	cfg := configWith(t, `{{ renderEach "bad" (list 1 2 3) }}`, `
+snippets:
+  bad: {template: '{{ if eq . 2 }}{{ cacheSet "k" 1 }}{{ end }}'}
+`)
+	if _, _, err := renderConfig(t, cfg); err == nil || !strings.Contains(err.Error(), "cannot be called inside renderEach") {
+		t.Errorf("error = %v, want the refusal", err)
 	}
 }

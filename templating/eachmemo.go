@@ -41,6 +41,9 @@ type eachResult struct {
 	deps []cacheDep
 	// static are the problems its ops cause whatever other items do.
 	static []Problem
+	// failed is the problem of an item whose execution failed: it has no
+	// output, effects or key, and is never replayed.
+	failed *Problem
 	// ord orders the results of its segment's list (segment.go): it
 	// increases along the list and stays while the result does.
 	ord uint64
@@ -51,7 +54,8 @@ type eachResult struct {
 type memoOp struct {
 	fragOp
 	mapName string
-	invalid string // a map entry's entryProblem
+	// invalid and invalidReason are a map entry's entryProblem.
+	invalid, invalidReason string
 }
 
 // cacheDep is a cacheGet key an item read and the content it had.

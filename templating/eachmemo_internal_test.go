@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/haptic-io/haptic/store"
 )
 
@@ -133,11 +135,20 @@ func TestRenderEachDoesNotReplayIntoAMapThatIsNoLongerRegistered(t *testing.T) {
 	snap := st.Snapshot()
 	renderCounting(t, e, snap, RenderOptions{})
 	opts := RenderOptions{ExtraContext: map[string]any{"register": false}}
-	_, _, err := e.Render(context.Background(), snap, opts)
+	out, problems, err := e.Render(context.Background(), snap, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
 	fresh, _ := memoFixture(t, 0)
-	_, _, want := fresh.Render(context.Background(), snap, opts)
-	if err == nil || want == nil || err.Error() != want.Error() {
-		t.Errorf("map no longer registered: error %v, a fresh engine says %v", err, want)
+	want, wantProblems, err := fresh.Render(context.Background(), snap, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wantProblems, problems); diff != "" || len(problems) != 3 {
+		t.Errorf("map no longer registered: problems (-fresh engine +replaying engine):\n%s\nwant 3, one per Ingress", diff)
+	}
+	if diff := cmp.Diff(want.Files, out.Files); diff != "" {
+		t.Errorf("map no longer registered: files (-fresh engine +replaying engine):\n%s", diff)
 	}
 }
 
@@ -237,5 +248,139 @@ func TestFreshRenderReplaysNothingAndRendersTheSame(t *testing.T) {
 	}
 	if _, n := renderCounting(t, e, snap, RenderOptions{}); n != 10 {
 		t.Errorf("after a Fresh render, the next executed %d items, want the 10 store readers", n)
+	}
+}
+
+// hostConfig renders each Ingress's spec.host into haproxy.cfg, a map and
+// a registry; an Ingress without spec.host fails its item.
+const hostConfig = `
+watchedResources:
+  ingresses: {apiVersion: networking.k8s.io/v1, resource: ingresses, indexBy: ["metadata.namespace", "metadata.name"]}
+haproxyConfig:
+  template: |
+    {{- $_ := registerMap (dict "name" "m.map") -}}
+    {{ renderEach "host" .resources.ingresses.List }}
+    {{- range $k, $_ := claimed "hosts" }}claimed {{ $k }}
+    {{ end -}}
+snippets:
+  host:
+    template: |
+      {{- mapEntry "m.map" .spec.host .metadata.name }}{{ claim "hosts" .spec.host true -}}
+      {{ .metadata.name }} {{ .spec.host }}
+`
+
+func hostObject(name, host string) map[string]any {
+	spec := map[string]any{}
+	if host != "" {
+		spec["host"] = host
+	}
+	return map[string]any{"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+		"metadata": map[string]any{"namespace": "ns", "name": name}, "spec": spec}
+}
+
+// renderAgainstFresh renders snap with e and with a fresh engine, fails
+// the test when they differ, and returns e's haproxy.cfg, map, problems
+// and the items e executed.
+func renderAgainstFresh(t *testing.T, cfg *Config, e *Engine, snap Store) (string, string, []Problem, int64) {
+	t.Helper()
+	before := e.eachExecuted.Load()
+	out, problems, err := e.Render(context.Background(), snap, RenderOptions{})
+	if err != nil {
+		t.Fatalf("render: %v", err)
+	}
+	n := e.eachExecuted.Load() - before
+	fresh, err := Compile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, wantProblems, err := fresh.Render(context.Background(), snap, RenderOptions{})
+	if err != nil {
+		t.Fatalf("fresh render: %v", err)
+	}
+	if diff := cmp.Diff(want.Files, out.Files); diff != "" {
+		t.Fatalf("files (-fresh engine +kept engine):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantProblems, problems); diff != "" {
+		t.Fatalf("problems (-fresh engine +kept engine):\n%s", diff)
+	}
+	var cfgText, mapText string
+	for _, f := range out.Files {
+		switch f.Path {
+		case "haproxy.cfg":
+			cfgText = string(f.Body)
+		case "maps/m.map":
+			mapText = string(f.Body)
+		}
+	}
+	return cfgText, mapText, problems, n
+}
+
+func hostFixture(t *testing.T) (*Config, *Engine, *store.Memory) {
+	t.Helper()
+	cfg, err := ParseConfig([]byte(hostConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := Compile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.NewMemory(cfg.WatchedResources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		name := fmt.Sprintf("ing-%02d", i)
+		if err := st.Update("ingresses", hostObject(name, name+".example")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cfg, e, st
+}
+
+func TestRenderEachLeavesOutAnItemThatBreaksAndKeepsNoneOfItsOutput(t *testing.T) {
+	cfg, e, st := hostFixture(t)
+	if out, _, _, _ := renderAgainstFresh(t, cfg, e, st.Snapshot()); !strings.Contains(out, "ing-03 ing-03.example") {
+		t.Fatalf("haproxy.cfg before the change:\n%s", out)
+	}
+	if err := st.Update("ingresses", hostObject("ing-03", "")); err != nil {
+		t.Fatal(err)
+	}
+	out, m, problems, n := renderAgainstFresh(t, cfg, e, st.Snapshot())
+	if n != 1 || strings.Contains(out, "ing-03") || strings.Contains(m, "ing-03") {
+		t.Errorf("ing-03 broke: executed %d items (want 1); its output, map entry or claim kept:\n%s\n%s", n, out, m)
+	}
+	if len(problems) != 1 || problems[0].Object != "Ingress ns/ing-03" || problems[0].Reason != ReasonRenderFailed {
+		t.Errorf("problems %v, want ing-03's RenderFailed", problems)
+	}
+	// The broken item runs again in every render; the others replay.
+	if _, _, problems, n := renderAgainstFresh(t, cfg, e, st.Snapshot()); n != 1 || len(problems) != 1 {
+		t.Errorf("same store again: executed %d items (want 1), problems %v", n, problems)
+	}
+	// A later change to another object goes through; ing-03 stays out.
+	if err := st.Update("ingresses", hostObject("ing-07", "seven.example")); err != nil {
+		t.Fatal(err)
+	}
+	out, _, problems, n = renderAgainstFresh(t, cfg, e, st.Snapshot())
+	if n != 2 || !strings.Contains(out, "ing-07 seven.example") || strings.Contains(out, "ing-03") || len(problems) != 1 {
+		t.Errorf("ing-07 changed: executed %d items (want 2), problems %v, haproxy.cfg:\n%s", n, problems, out)
+	}
+}
+
+func TestRenderEachRendersAFailedItemOnceItIsFixed(t *testing.T) {
+	cfg, e, st := hostFixture(t)
+	if err := st.Update("ingresses", hostObject("ing-05", "")); err != nil {
+		t.Fatal(err)
+	}
+	if out, _, problems, _ := renderAgainstFresh(t, cfg, e, st.Snapshot()); strings.Contains(out, "ing-05") || len(problems) != 1 {
+		t.Fatalf("ing-05 without host: problems %v, haproxy.cfg:\n%s", problems, out)
+	}
+	if err := st.Update("ingresses", hostObject("ing-05", "five.example")); err != nil {
+		t.Fatal(err)
+	}
+	out, m, problems, n := renderAgainstFresh(t, cfg, e, st.Snapshot())
+	if n != 1 || !strings.Contains(out, "ing-05 five.example") || !strings.Contains(out, "claimed five.example") ||
+		!strings.Contains(m, "five.example ing-05") || len(problems) != 0 {
+		t.Errorf("ing-05 fixed: executed %d items (want 1), problems %v, output:\n%s\n%s", n, problems, out, m)
 	}
 }

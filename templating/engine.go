@@ -128,6 +128,9 @@ func Compile(cfg *Config) (*Engine, error) {
 	}
 
 	root := newTextTemplate("").Funcs(baseFuncs(&e.regexps)).Funcs(placeholderFuncs())
+	// A missing key is an error, never "<no value>" in the output: probe
+	// optional fields with index, hasKey, dig or get.
+	root.Option("missingkey=error")
 	var errs []error
 	parse := func(name, text string) {
 		if _, err := root.New(name).Parse(text); err != nil {
@@ -187,6 +190,8 @@ func baseFuncs(re *regexpCache) funcMap {
 	fm["toJSON"] = toJSON
 	fm["fail"] = fail
 	fm["haproxyName"] = SanitizeName
+	fm["dnsNameProblem"] = DNSNameProblem
+	fm["pathProblem"] = PathProblem
 	fm["mapPath"] = func(name string) string { return dirMaps + "/" + name }
 	fm["certPath"] = func(name string) string { return dirCerts + "/" + name }
 	fm["filePath"] = func(name string) string { return dirGeneral + "/" + name }
@@ -199,7 +204,7 @@ func baseFuncs(re *regexpCache) funcMap {
 var renderFuncNames = []string{
 	"render", "renderGlob", "memo", "cacheGet", "cacheSet", "problem",
 	"backend", "backendServers", "registerMap", "mapEntry", "file", "cert", "crtList",
-	"renderEach", "claim", "claimed", eachItemFunc,
+	"renderEach", "claim", "claimed", "tuneBufsize", "mapLineMax", "crtListLineMax", eachItemFunc,
 }
 
 // placeholderFuncs declare the per-render functions at parse time; every

@@ -31,7 +31,8 @@ func (r *renderState) file(d map[string]any) (string, error) {
 
 // cert (dict "name" n "pem" p ["object" o]) records certs/<n> and returns
 // that path; PEM text without a "-----BEGIN " block is a
-// CertificateInvalid problem and returns "".
+// CertificateInvalid problem, a name that would make a path longer than
+// [renderplan.MaxPathLen] a ValueTooLong problem, and either returns "".
 func (r *renderState) cert(d map[string]any) (string, error) {
 	a := newDictArgs("cert", d, "name", "pem", "object")
 	name := a.str("name", true)
@@ -55,6 +56,10 @@ func (r *renderState) certLocked(name, pem, object string) (string, error) {
 		r.addProblem(object, ReasonCertificateInvalid, fmt.Sprintf("certificate %s: no PEM block", name))
 		return "", nil
 	}
+	if len(name) > maxFileNameLen {
+		r.addProblem(object, ReasonValueTooLong, fmt.Sprintf("certificate %s: name longer than %d bytes; left out", shortQuote(name), maxFileNameLen))
+		return "", nil
+	}
 	if !strings.HasSuffix(pem, "\n") {
 		pem += "\n"
 	}
@@ -62,7 +67,9 @@ func (r *renderState) certLocked(name, pem, object string) (string, error) {
 }
 
 // crtList (dict "name" n "content" c) records the crt-list certs/<n> and
-// returns that path.
+// returns that path. A line too long for HAProxy to read as one line and
+// one command ([renderplan.CheckLines] with the render's tune.bufsize) is
+// left out with a ValueTooLong problem.
 func (r *renderState) crtList(d map[string]any) (string, error) {
 	a := newDictArgs("crtList", d, "name", "content")
 	name := a.str("name", true)
@@ -70,6 +77,10 @@ func (r *renderState) crtList(d map[string]any) (string, error) {
 	if err := a.err(); err != nil {
 		return "", err
 	}
+	if err := checkFileName(name); err != nil {
+		return "", fmt.Errorf("crtList: %q: %w", name, err)
+	}
+	content = r.crtListLines(name, dirCerts+"/"+name, content)
 	p, err := r.addFile(dirCerts, name, renderplan.FileCrtList, []byte(content), nil)
 	if err != nil {
 		return "", fmt.Errorf("crtList: %w", err)

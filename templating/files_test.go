@@ -20,7 +20,7 @@ func TestFileCertAndCrtListRecordFilesAndReturnPaths(t *testing.T) {
 extraContext:
   pem: "`+"-----BEGIN CERTIFICATE-----\\nMIIB\\n-----END CERTIFICATE-----"+`"
 files:
-  hello.txt: {template: "hello {{ .extraContext.who | default \"world\" }}"}
+  hello.txt: {template: "hello {{ index .extraContext \"who\" | default \"world\" }}"}
 sslCertificates:
   b.pem: {template: "{{ .extraContext.pem }}"}
   empty.pem: {template: "{{/* nothing */}}"}

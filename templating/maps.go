@@ -48,8 +48,10 @@ func (r *renderState) registerMapLocked(name string, ordered bool) (string, erro
 // mapEntry "name" key value [object] adds one entry to a registered map
 // and returns "". The first write of a key wins; a later write of another
 // value is a MapKeyConflict problem. Keys and values that would break the
-// map file are refused as MapEntryInvalid problems. object, when given,
-// names the object in those problems.
+// map file are refused as MapEntryInvalid problems, an entry longer than
+// HAProxy reads as one line and one command ([renderplan.CheckMapEntry]
+// with the render's tune.bufsize) as a ValueTooLong problem. object, when
+// given, names the object in those problems.
 func (r *renderState) mapEntry(name string, key, value any, object ...string) (string, error) {
 	m, k, v, obj, err := r.mapEntryArgs(name, key, value, object)
 	if err != nil {
@@ -83,23 +85,28 @@ func (r *renderState) mapEntryArgs(name string, key, value any, object []string)
 }
 
 func (r *renderState) addEntry(m *mapState, k, v, obj string) {
-	if msg := entryProblem(m.name, k, v); msg != "" {
-		r.addProblem(obj, ReasonMapEntryInvalid, msg)
+	r.maxLine() // fixes the bound entryProblem checks against
+	if reason, msg := entryProblem(m.name, k, v, r.bound.bufSize); msg != "" {
+		r.addProblem(obj, reason, msg)
 		return
 	}
 	r.addCheckedEntry(m, k, v, obj)
 }
 
-// entryProblem says why key k and value v cannot be an entry of map name,
-// or returns "".
-func entryProblem(name, k, v string) string {
+// entryProblem says why key k and value v cannot be an entry of map name
+// in a render of tune.bufsize bufSize (0: the default), with the reason,
+// or returns "", "".
+func entryProblem(name, k, v string, bufSize int) (reason, msg string) {
 	if err := renderplan.CheckMapKey(k); err != nil {
-		return fmt.Sprintf("map %s: key %q %v", name, k, err)
+		return ReasonMapEntryInvalid, fmt.Sprintf("map %s: key %q %v", name, k, err)
 	}
 	if err := renderplan.CheckMapValue(v); err != nil {
-		return fmt.Sprintf("map %s: key %q: value %q %v", name, k, v, err)
+		return ReasonMapEntryInvalid, fmt.Sprintf("map %s: key %q: value %q %v", name, k, v, err)
 	}
-	return ""
+	if err := renderplan.CheckMapEntry(dirMaps+"/"+name, k, v, bufSize); err != nil {
+		return ReasonValueTooLong, fmt.Sprintf("map %s: key %s with value %s %v; entry left out", name, shortQuote(k), shortQuote(v), err)
+	}
+	return "", ""
 }
 
 // addCheckedEntry is addEntry for a key and value that passed

@@ -59,14 +59,17 @@ func (h *renderHolder) renderFuncs() funcMap {
 		"mapEntry": func(name string, key, value any, object ...string) (string, error) {
 			return h.r.mapEntry(name, key, value, object...)
 		},
-		"file":       func(d map[string]any) (string, error) { return h.r.file(d) },
-		"cert":       func(d map[string]any) (string, error) { return h.r.cert(d) },
-		"crtList":    func(d map[string]any) (string, error) { return h.r.crtList(d) },
-		"renderEach": func(name string, list any) (string, error) { return h.r.renderEach(name, list) },
-		"claim":      func(registry, key string, value any) string { return h.r.claim(registry, key, value) },
-		"claimed":    func(registry string) map[string]any { return h.r.claimed(registry) },
-		"keys":       func(dicts ...map[string]any) []string { return h.r.sortedMapKeys(dicts...) },
-		"values":     func(d map[string]any) []any { return h.r.sortedMapValues(d) },
+		"file":           func(d map[string]any) (string, error) { return h.r.file(d) },
+		"cert":           func(d map[string]any) (string, error) { return h.r.cert(d) },
+		"crtList":        func(d map[string]any) (string, error) { return h.r.crtList(d) },
+		"renderEach":     func(name string, list any) (string, error) { return h.r.renderEach(name, list) },
+		"claim":          func(registry, key string, value any) string { return h.r.claim(registry, key, value) },
+		"claimed":        func(registry string) map[string]any { return h.r.claimed(registry) },
+		"tuneBufsize":    func(n any) (string, error) { return h.r.tuneBufsize(n) },
+		"mapLineMax":     func(name string) int { return h.r.mapLineMax(name) },
+		"crtListLineMax": func(name string) int { return h.r.crtListLineMax(name) },
+		"keys":           func(dicts ...map[string]any) []string { return h.r.sortedMapKeys(dicts...) },
+		"values":         func(d map[string]any) []any { return h.r.sortedMapValues(d) },
 	}
 }
 
@@ -89,7 +92,7 @@ func (e *Engine) acquireFragment(r *renderState, prints *cachePrints) (*fragment
 // releaseFragment returns f to the pool once its effects were applied.
 func (e *Engine) releaseFragment(f *fragment) {
 	clear(f.ops)
-	f.r, f.prints, f.ops, f.err = nil, nil, f.ops[:0], nil
+	f.r, f.prints, f.ops, f.err, f.base = nil, nil, f.ops[:0], nil, 0
 	f.deps, f.marks = f.deps[:0], f.marks[:0]
 	f.out.Reset()
 	e.fragPool.Put(f)

@@ -85,10 +85,13 @@ func Render(ctx context.Context, cfg *Config, store Store) (*renderplan.Output, 
 // plan. Templates run in this order, each seeing what the earlier ones
 // recorded: haproxy.cfg, then the maps, files and sslCertificates
 // templates, each group in name order. Bad user input becomes [Problem]s
-// and the render goes on; a template error, a fail call, a misuse of the
-// author API or an invalid resulting plan is an error naming the template.
-// Same engine, same store contents and same options give byte-identical
-// files and the same plan ID.
+// and the render goes on; so does a template error in a renderEach item
+// (the item is left out, a [ReasonRenderFailed] problem names it). Any
+// other template error (a missing key included), a fail call, a misuse of
+// the author API or an invalid resulting plan is an error naming the
+// template. Problems about a watched object carry its [ObjectRef]. Same
+// engine, same store contents and same options give byte-identical files
+// and the same plan ID.
 //
 // store must not change during the call (pass a [store.Snapshot]).
 func (e *Engine) Render(ctx context.Context, store Store, opts RenderOptions) (*renderplan.Output, []Problem, error) {
@@ -165,7 +168,9 @@ func (e *Engine) Render(ctx context.Context, store Store, opts RenderOptions) (*
 		r.trace(TraceEvent{Template: TraceAssemble, End: true, Bytes: size})
 	}
 	r.e.carry.set(&renderCarry{marks: r.marks, servers: r.usedServers, hints: r.sizeHints()}, r.segNext)
-	return out, sortProblems(r.problems), nil
+	problems := sortProblems(r.problems)
+	r.resolveRefs(problems)
+	return out, problems, nil
 }
 
 // renderState is everything one render records. It belongs to the one
@@ -180,6 +185,7 @@ type renderState struct {
 	depth int
 
 	problems []Problem
+	bound    renderBound // tuneBufsize (bounds.go)
 	cache    map[string]any
 	memo     map[memoKey]string
 

@@ -45,6 +45,21 @@ snippets:
 	}
 }
 
+func TestAMissingKeyIsARenderErrorNotNoValue(t *testing.T) {
+	// Outside renderEach a missing key fails the render (the last good
+	// configuration keeps serving); index, hasKey and dig probe optional
+	// keys.
+	msg := renderError(t, "timeout {{ .extraContext.timeot }}\n")
+	if !strings.Contains(msg, `map has no entry for key "timeot"`) {
+		t.Errorf("error %q, want the missing key named", msg)
+	}
+	out, _ := renderTemplate(t, `timeout {{ index .extraContext "timeout" | default "5s" }} {{ hasKey .extraContext "x" }} {{ dig "a" "b" "none" .extraContext }}
+`)
+	if got := fileBody(t, out, "haproxy.cfg"); got != "timeout 5s false none\n" {
+		t.Errorf("haproxy.cfg = %q, want the defaults", got)
+	}
+}
+
 func TestFailAbortsTheRenderWithAFailError(t *testing.T) {
 	cfg := configWith(t, `ok
 {{ render "inner" . }}

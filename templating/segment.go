@@ -93,6 +93,9 @@ func (ws *writers) remove(w writer) (empty bool) {
 type segment struct {
 	snippet string
 	depth   int
+	// bufSize is the tune.bufsize its results were checked against
+	// (bounds.go).
+	bufSize int
 	results []*eachResult
 	keys    []unsafe.Pointer // the items' identities (results[i].key)
 	// out is the call's output; offs[i] is where results[i]'s part starts
@@ -679,7 +682,7 @@ func staticProblems(ops []memoOp) []Problem {
 			ps = append(ps, Problem{Object: op.a, Reason: op.b, Message: op.c})
 		case opMapEntry:
 			if op.invalid != "" {
-				ps = append(ps, Problem{Object: op.c, Reason: ReasonMapEntryInvalid, Message: op.invalid})
+				ps = append(ps, Problem{Object: op.c, Reason: op.invalidReason, Message: op.invalid})
 			}
 		case opBackend:
 			p := op.be

@@ -18,7 +18,8 @@ import (
 // not adopt the fold), list the items in reverse or twice (then the fold
 // cannot stand for them), write the backends against their name order
 // (the assembler then finds their tokens by name) and record a backend
-// name twice (a render error).
+// name twice (a render error). Items with data.fail and backends with
+// data.befail fail after recording their effects (they are left out).
 const segmentConfig = `
 watchedResources:
   items: {apiVersion: v1, resource: configmaps, indexBy: ["metadata.namespace", "metadata.name"]}
@@ -66,11 +67,12 @@ snippets:
     template: |
       {{- $o := . -}}
       {{- range $k, $v := .data.entries }}{{ mapEntry "a.map" $k $v (print "obj " $o.metadata.name) }}{{ end -}}
-      {{- range $k, $v := .data.more }}{{ mapEntry "b.map" $k $v (print "obj " $o.metadata.name) }}{{ end -}}
+      {{- range $k, $v := index .data "more" }}{{ mapEntry "b.map" $k $v (print "obj " $o.metadata.name) }}{{ end -}}
       {{- range $k, $v := .data.claims }}{{ claim "reg" $k $v }}{{ end -}}
-      {{- with .data.backend }}{{ claim "bes" . (dict "name" . "object" $o.metadata.name "port" $o.data.port "svc" $o.data.svc) }}{{ end -}}
-      {{- with .data.problem }}{{ problem $o.metadata.name "Custom" . }}{{ end -}}
+      {{- with index .data "backend" }}{{ claim "bes" . (dict "name" . "object" $o.metadata.name "port" (index $o.data "port") "svc" (index $o.data "svc") "fail" (index $o.data "befail")) }}{{ end -}}
+      {{- with index .data "problem" }}{{ problem $o.metadata.name "Custom" . }}{{ end -}}
       # obj {{ .metadata.name }}
+      {{- with index .data "fail" }}{{ .nokey }}{{ end }}
   be:
     template: |
       {{- if .svc }}
@@ -78,6 +80,7 @@ snippets:
       {{- else }}
       {{ backend (dict "name" .name "object" .object "mode" "http" "servers" (list (dict "name" "s1" "address" "127.0.0.1" "port" (.port | default 80)))) }}
       {{- end }}
+      {{- if .fail }}{{ .nokey }}{{ end }}
 `
 
 // TestRenderEachFoldsMatchAFreshEngine applies random changes to the
@@ -126,6 +129,12 @@ func TestRenderEachFoldsMatchAFreshEngine(t *testing.T) {
 		}
 		if rng.IntN(5) == 0 {
 			data["problem"] = pick("p0", "p1")
+		}
+		if rng.IntN(8) == 0 {
+			data["fail"] = true
+		}
+		if rng.IntN(8) == 0 {
+			data["befail"] = true
 		}
 		return map[string]any{"kind": "ConfigMap", "metadata": map[string]any{
 			"namespace": "ns", "name": name, "resourceVersion": fmt.Sprint(version),

@@ -152,20 +152,28 @@ func resolveServers(svc map[string]any, svcSlices []map[string]any, key serversK
 	servers := make([]renderplan.Server, 0, n)
 	var addrBuf [64]byte
 	for _, slice := range svcSlices {
+		if at, _ := slice["addressType"].(string); at == "FQDN" {
+			continue
+		}
 		port := 0
+		var raw any // the port as the slice has it
 		sps, _ := slice["ports"].([]any)
 		for _, p := range sps {
 			pm, _ := p.(map[string]any)
 			name, _ := pm["name"].(string)
 			if name == slicePortName {
-				port, _ = toInt(pm["port"])
+				raw = pm["port"]
+				port, _ = toInt(raw)
 				break
 			}
 		}
 		if port < 1 || port > 65535 {
-			continue
-		}
-		if at, _ := slice["addressType"].(string); at == "FQDN" {
+			// A port without a number (nil) is Kubernetes' "all ports":
+			// nothing to route to, and no error.
+			if raw != nil {
+				_, sliceName, _ := store.ObjectMeta(slice)
+				problem(ReasonEndpointInvalid, fmt.Sprintf("service %s/%s: EndpointSlice %s: port %v is not 1-65535; its endpoints are left out", ns, svcName, sliceName, raw))
+			}
 			continue
 		}
 		eps, _ := slice["endpoints"].([]any)
@@ -280,7 +288,7 @@ func dedupeServers(s []renderplan.Server) []renderplan.Server {
 		}
 		if (i > 0 && x.Name == s[i-1].Name) || used[x.Name] {
 			a, _ := netip.ParseAddr(x.Address)
-			x.Name = x.Name + "-" + strings.TrimPrefix(addressName(a), "ep-") + "-" + strconv.Itoa(x.Port)
+			x.Name = SanitizeName(x.Name + "-" + strings.TrimPrefix(addressName(a), "ep-") + "-" + strconv.Itoa(x.Port))
 			if used == nil {
 				used = nameSet{}
 				for _, o := range out {

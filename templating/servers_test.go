@@ -100,6 +100,8 @@ func TestBackendServersNamesAreLegalAndUnique(t *testing.T) {
 }
 
 func TestBackendServersReportsMissingServicesAndPorts(t *testing.T) {
+	// A problem about an object of the store carries its identity.
+	webRef := templating.ObjectRef{APIVersion: "v1", Kind: "Service", Namespace: "ns", Name: "web"}
 	cases := []struct {
 		name string
 		tmpl string
@@ -109,11 +111,11 @@ func TestBackendServersReportsMissingServicesAndPorts(t *testing.T) {
 		{"no service", `(dict "namespace" "ns" "service" "web" "port" 80 "object" "Ingress ns/i")`, nil,
 			templating.Problem{Object: "Ingress ns/i", Reason: templating.ReasonServiceNotFound, Message: "service ns/web not found"}},
 		{"no port", `(dict "namespace" "ns" "service" "web" "port" "grpc")`, []map[string]any{service("ns", "web", svcPort("http", 80))},
-			templating.Problem{Object: "Service ns/web", Reason: templating.ReasonServicePortNotFound, Message: "service ns/web has no port grpc"}},
+			templating.Problem{Object: "Service ns/web", Ref: webRef, Reason: templating.ReasonServicePortNotFound, Message: "service ns/web has no port grpc"}},
 		{"external name", `(dict "namespace" "ns" "service" "web" "port" 80)`, []map[string]any{{
 			"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{"namespace": "ns", "name": "web"},
 			"spec": map[string]any{"type": "ExternalName", "externalName": "example.com"}}},
-			templating.Problem{Object: "Service ns/web", Reason: templating.ReasonServiceUnsupported, Message: "service ns/web is of type ExternalName"}},
+			templating.Problem{Object: "Service ns/web", Ref: webRef, Reason: templating.ReasonServiceUnsupported, Message: "service ns/web is of type ExternalName"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

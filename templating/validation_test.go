@@ -21,11 +21,11 @@ haproxyConfig:
   template: |
     # {{ .extraContext.greeting }}
     {{- range .resources.services.List }}
-    {{- if eq .metadata.name ($.extraContext.failOn | default "") }}{{ fail (printf "refused %s" .metadata.name) }}{{ end }}
+    {{- if eq .metadata.name (index $.extraContext "failOn" | default "") }}{{ fail (printf "refused %s" .metadata.name) }}{{ end }}
     # svc {{ .metadata.name }}
     {{- mapEntry "hosts.map" (printf "%s.example.com" .metadata.name) .metadata.name }}
     {{- end }}
-    {{- if .extraContext.randomish }}{{ range (keys (dict "b" 1 "a" 2 "c" 3)) }} {{ . }}{{ end }}{{ end }}
+    {{- if index .extraContext "randomish" }}{{ range (keys (dict "b" 1 "a" 2 "c" 3)) }} {{ . }}{{ end }}{{ end }}
 maps:
   hosts.map: {template: ""}
 files:

@@ -115,6 +115,10 @@ type plannedApply struct {
 	reason   string // why
 	fence    uint64
 	revertTo bool
+
+	// lineFiles are the kinds of the map and crt-list files, whose lines
+	// checkLines bounds (lines.go).
+	lineFiles map[string]renderplan.FileKind
 }
 
 // apply runs the stages of one transaction in order; each returns the
@@ -461,6 +465,12 @@ func (a *Agent) decode(req *agentapi.ApplyRequest, mode agentapi.Mode, checked b
 			return nil, nackf(agentapi.StageDecode, -1, "file %s: malformed digest %q", f.Path, f.Digest)
 		}
 		p.files[f.Path] = f.Digest
+		if f.Kind == renderplan.FileMap || f.Kind == renderplan.FileCrtList {
+			if p.lineFiles == nil {
+				p.lineFiles = map[string]renderplan.FileKind{}
+			}
+			p.lineFiles[f.Path] = f.Kind
+		}
 		if pt, ok := req.Patches[f.Path]; ok {
 			if _, both := req.Bodies[f.Path]; both {
 				return nil, nackf(agentapi.StageDecode, -1, "file %s has a body and a patch", f.Path)
@@ -674,6 +684,9 @@ func (a *Agent) entries(p *plannedApply, cur manifest) ([]journalEntry, error) {
 				have = "absent"
 			}
 			return nil, nackf(agentapi.StageFiles, -1, "no body for %s: the disk has %s, the manifest %s", path, have, d)
+		}
+		if err := a.checkLines(p, path); err != nil {
+			return nil, err
 		}
 		if exists {
 			if _, err := checkTarget(a.base, path); err != nil {

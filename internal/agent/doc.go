@@ -13,7 +13,9 @@
 // [Agent.Apply] runs one transaction at a time: fence (expected previous
 // plan, fencing token not older than the newest accepted) → check the
 // files against the tree (digests compared, patches' results included;
-// nothing is written) → stage the changed bodies under BaseDir/.haptic-txn (same
+// map and crt-list lines bounded by renderplan.MaxLine of Config.BufSize,
+// since HAProxy would read a longer one cut in two; nothing is written)
+// → stage the changed bodies under BaseDir/.haptic-txn (same
 // filesystem), hard-link the old files aside and write the journal, then
 // make all of it durable in one pass → swap by renames, haproxy.cfg last
 // → reload through the master socket when the mode or verdict asks, or as

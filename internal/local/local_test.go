@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/haptic-io/haptic/internal/haproxytest"
+	"github.com/haptic-io/haptic/templating"
 )
 
 func TestRouteAddAndDeleteOn34NeedNoReload(t *testing.T) {
@@ -187,4 +188,51 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// badIngress is an Ingress whose rules are not a list, as a manifest file
+// can have it.
+const badIngress = `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {namespace: t, name: bad, creationTimestamp: "2026-01-01T00:00:00Z"}
+spec:
+  ingressClassName: haptic
+  rules: notalist
+`
+
+func TestABadIngressIsLeftOutAndLaterChangesDeploy(t *testing.T) {
+	a := haproxytest.StartEcho(t, "echo-a")
+	e := startLocal(t, "3.4", baseOperatorConfig, map[string]string{"a.yaml": route("a", "a.example", a), "bad.yaml": badIngress})
+	if code, body := e.get("a.example", "/"); code != 200 || body != "echo-a\n" {
+		t.Fatalf("a.example beside the bad Ingress: %d %q, want 200 from echo-a", code, body)
+	}
+	s := e.info.Loop.Status()
+	want := templating.ObjectRef{APIVersion: "networking.k8s.io/v1", Kind: "Ingress", Namespace: "t", Name: "bad"}
+	if len(s.Problems) != 1 || s.Problems[0].Ref != want || s.Problems[0].Reason != templating.ReasonRenderFailed ||
+		!strings.Contains(s.Problems[0].Message, "range can't iterate over notalist") || s.LastError != nil {
+		t.Errorf("status: problems %v, last error %v; want the bad Ingress's RenderFailed alone", s.Problems, s.LastError)
+	}
+	if n := e.metric("haptic_render_problems"); n != 1 {
+		t.Errorf("haptic_render_problems = %v, want 1", n)
+	}
+
+	// A later change deploys while the bad Ingress stays bad.
+	b := haproxytest.StartEcho(t, "echo-b")
+	e.write("b.yaml", route("b", "b.example", b))
+	if body := e.waitStatus("b.example", 200); body != "echo-b\n" {
+		t.Errorf("b.example answered %q, want echo-b", body)
+	}
+	if p := e.info.Loop.Status().Problems; len(p) != 1 || p[0].Ref != want {
+		t.Errorf("problems after b's add: %v, want the bad Ingress's", p)
+	}
+
+	// Fixed, it is served.
+	c := haproxytest.StartEcho(t, "echo-c")
+	e.write("bad.yaml", route("bad", "bad.example", c))
+	if body := e.waitStatus("bad.example", 200); body != "echo-c\n" {
+		t.Errorf("bad.example answered %q, want echo-c", body)
+	}
+	if p := e.info.Loop.Status().Problems; len(p) != 0 {
+		t.Errorf("problems after the fix: %v, want none", p)
+	}
 }

@@ -254,7 +254,14 @@ func (s *state) fastBuiltin(dot reflect.Value, name string, node parse.Node, arg
 	}
 	var buf [4]reflect.Value
 	raw := buf[:0]
-	for _, a := range args {
+	for i, a := range args {
+		if i == 1 && len(args) == 2 && name == "index" {
+			if k, ok := a.(*parse.StringNode); ok {
+				if v, ok := fastMapIndex(raw[0], k.Text); ok {
+					return v, true
+				}
+			}
+		}
 		raw = append(raw, s.evalRawValueArg(dot, a))
 	}
 	var (
@@ -296,6 +303,24 @@ func (s *state) fastBuiltin(dot reflect.Value, name string, node parse.Node, arg
 		s.errorf("error calling %s: %w", name, err)
 	}
 	return v, true
+}
+
+// fastMapIndex is index item "key" for a map[string]any item (how
+// templates read an optional field), minus the boxing of the key and the
+// copy of the element: the value as fastMapField returns a field, or the
+// nil interface when the key is missing, as index gives it. ok is false
+// for any other item.
+func fastMapIndex(item reflect.Value, key string) (reflect.Value, bool) {
+	if item.Kind() == reflect.Interface {
+		item = item.Elem()
+	}
+	if !item.IsValid() || item.Type() != mapStringAnyType || !item.CanInterface() {
+		return reflect.Value{}, false
+	}
+	if v, ok := fastMapField(item, key); ok {
+		return v, true
+	}
+	return reflect.Zero(emptyInterfaceType), true
 }
 
 // evalRawValueArg is evalArg(dot, reflectValueType, n) without the final
