@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/haptic-io/haptic/api/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
@@ -16,8 +16,8 @@ import (
 
 // Group, version and resources of HAPTIC's custom resources.
 var (
-	ConfigResource = schema.GroupVersionResource{Group: "haproxy-haptic.org", Version: "v1alpha1", Resource: "haproxytemplateconfigs"}
-	OutputResource = schema.GroupVersionResource{Group: "haproxy-haptic.org", Version: "v1alpha1", Resource: "haproxycfgs"}
+	ConfigResource = v1alpha1.GroupVersion.WithResource(v1alpha1.ResourceHAProxyTemplateConfig)
+	OutputResource = v1alpha1.GroupVersion.WithResource(v1alpha1.ResourceHAProxyCfg)
 )
 
 // configObject is one generation of the HAProxyTemplateConfig.

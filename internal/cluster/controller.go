@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/haptic-io/haptic/agentapi"
+	"github.com/haptic-io/haptic/api/v1alpha1"
 	"github.com/haptic-io/haptic/internal/controller"
 	"github.com/haptic-io/haptic/rendergate"
 	"github.com/haptic-io/haptic/templating"
@@ -209,10 +210,10 @@ func (c *ctrl) accept(ctx context.Context, obj configObject) {
 	s, engine, err := c.gate(ctx, obj)
 	if err != nil {
 		log.Error("config refused: the last good config keeps serving", "error", err)
-		c.status.setValidated(obj.generation, false, "ValidationFailed", err.Error())
+		c.status.setValidated(obj.generation, false, refusalReason(err), err.Error())
 		return
 	}
-	c.status.setValidated(obj.generation, true, "ValidationPassed", fmt.Sprintf("%d validation tests passed", len(s.Templates.ValidationTests)))
+	c.status.setValidated(obj.generation, true, v1alpha1.ReasonValidationPassed, fmt.Sprintf("%d validation tests passed", len(s.Templates.ValidationTests)))
 	c.mu.Lock()
 	p, good := c.pipe, c.good
 	c.mu.Unlock()
@@ -250,7 +251,7 @@ func (c *ctrl) gate(ctx context.Context, obj configObject) (*Settings, *templati
 		return nil, nil, err
 	}
 	if _, err := templating.RunTests(ctx, engine, templating.TestOptions{Checker: c.checker}); err != nil {
-		return nil, nil, fmt.Errorf("validation tests: %w", err)
+		return nil, nil, &testsError{err: err}
 	}
 	return s, engine, nil
 }
@@ -261,6 +262,22 @@ func (c *ctrl) pipeline() *pipeline {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.pipe
+}
+
+// testsError is a generation refused by its validation tests (haproxy -c
+// included), as opposed to one that does not parse or compile.
+type testsError struct{ err error }
+
+func (e *testsError) Error() string { return "validation tests: " + e.err.Error() }
+func (e *testsError) Unwrap() error { return e.err }
+
+// refusalReason is the Validated reason of a refused generation.
+func refusalReason(err error) string {
+	var te *testsError
+	if errors.As(err, &te) {
+		return v1alpha1.ReasonValidationFailed
+	}
+	return v1alpha1.ReasonConfigInvalid
 }
 
 func (c *ctrl) stopPipeline() {

@@ -47,7 +47,7 @@ dataplane: {driftPreventionInterval: 30s, syncTimeout: 1m}
 	}
 	if s.Generation != 7 || s.PodNamespace != "haptic-system" || s.PodSelector.String() != "app.kubernetes.io/name=haptic-haproxy" ||
 		s.AgentPort != 6000 || s.TokenSecret != "agent-token" || s.TokenKey != "token" ||
-		s.DriftPreventionInterval != 30*time.Second || s.SyncTimeout != time.Minute || s.ConfigPublishInterval != DefaultConfigPublishInterval {
+		s.DriftPreventionInterval != 30*time.Second || s.SyncTimeout != time.Minute || s.ConfigPublishInterval != 10*time.Second {
 		t.Errorf("settings = %+v", s)
 	}
 	if got := s.Templates.ExtraContext["ingressClass"]; got != "haptic" {
@@ -61,9 +61,9 @@ dataplane: {driftPreventionInterval: 30s, syncTimeout: 1m}
 func TestParseSpecRefusesWhatTheFileFormatRefuses(t *testing.T) {
 	for name, tc := range map[string]struct{ yml, want string }{
 		"unknown field":       {"podSelector: {matchLabels: {a: b}}\nnotAField: 1\n", "notAField"},
-		"no pod selector":     {"extraContext: {}\n", "podSelector.matchLabels"},
-		"bad port":            {"podSelector: {matchLabels: {a: b}}\nagent: {port: 70000}\n", "agent.port"},
-		"bad duration":        {"podSelector: {matchLabels: {a: b}}\ndataplane: {syncTimeout: soon}\n", "syncTimeout"},
+		"no pod selector":     {"extraContext: {}\n", "matchLabels"},
+		"bad port":            {"podSelector: {matchLabels: {a: b}}\nagent: {port: 70000}\n", "port 70000"},
+		"bad duration":        {"podSelector: {matchLabels: {a: b}}\ndataplane: {syncTimeout: soon}\n", "invalid duration \"soon\""},
 		"unknown library":     {"podSelector: {matchLabels: {a: b}}\nlibraries: [nosuch]\n", "nosuch"},
 		"non-string selector": {"podSelector: {matchLabels: {a: b}}\nwatchedResources: {x: {apiVersion: v1, resource: services, labelSelector: 3}}\n", "labelSelector"},
 	} {

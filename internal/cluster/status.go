@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/haptic-io/haptic/api/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
@@ -15,15 +16,6 @@ import (
 // FieldManager is the server-side apply field manager of everything the
 // controller writes.
 const FieldManager = "haptic-controller"
-
-// Condition types of an HAProxyTemplateConfig.
-const (
-	// ConditionValidated: the generation passed the config-load gate.
-	ConditionValidated = "Validated"
-	// ConditionReady: every HAProxy pod runs the plan of the accepted
-	// generation.
-	ConditionReady = "Ready"
-)
 
 // statusRefresh is how often the leader compares the pods with the plan
 // for the Ready condition.
@@ -77,11 +69,11 @@ func (w *statusWriter) set(gen int64, typ string, ok bool, reason, msg string) {
 }
 
 func (w *statusWriter) setValidated(gen int64, ok bool, reason, msg string) {
-	w.set(gen, ConditionValidated, ok, reason, msg)
+	w.set(gen, v1alpha1.ConditionValidated, ok, reason, msg)
 }
 
 func (w *statusWriter) setReady(gen int64, ok bool, reason, msg string) {
-	w.set(gen, ConditionReady, ok, reason, msg)
+	w.set(gen, v1alpha1.ConditionReady, ok, reason, msg)
 }
 
 // run refreshes Ready from the pipeline's loop and writes the status
@@ -113,7 +105,7 @@ func (w *statusWriter) refreshReady(p *pipeline) {
 	case !st.Initialized:
 		w.setQuiet(gen, false, "Syncing", "waiting for the informers' first listing")
 	case len(st.Pods) == 0:
-		w.setQuiet(gen, false, "NoPods", "no HAProxy pod found")
+		w.setQuiet(gen, false, v1alpha1.ReasonNoPods, "no HAProxy pod found")
 	default:
 		behind := 0
 		for _, id := range st.Pods {
@@ -123,18 +115,18 @@ func (w *statusWriter) refreshReady(p *pipeline) {
 		}
 		switch {
 		case behind == 0:
-			w.setQuiet(gen, true, "Deployed", "every HAProxy pod runs plan "+st.PlanID)
+			w.setQuiet(gen, true, v1alpha1.ReasonDeployed, "every HAProxy pod runs plan "+st.PlanID)
 		case st.LastError != nil:
-			w.setQuiet(gen, false, "DeployFailed", st.LastError.Error())
+			w.setQuiet(gen, false, v1alpha1.ReasonDeployFailed, st.LastError.Error())
 		default:
-			w.setQuiet(gen, false, "Deploying", "pods not yet on plan "+st.PlanID)
+			w.setQuiet(gen, false, v1alpha1.ReasonDeploying, "pods not yet on plan "+st.PlanID)
 		}
 	}
 }
 
 // setQuiet sets Ready without waking the writer (run writes next).
 func (w *statusWriter) setQuiet(gen int64, ok bool, reason, msg string) {
-	w.set(gen, ConditionReady, ok, reason, msg)
+	w.set(gen, v1alpha1.ConditionReady, ok, reason, msg)
 	select {
 	case <-w.kickChan():
 	default:
@@ -173,7 +165,7 @@ func (w *statusWriter) write(ctx context.Context) {
 	}
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": ConfigResource.GroupVersion().String(),
-		"kind":       "HAProxyTemplateConfig",
+		"kind":       v1alpha1.KindHAProxyTemplateConfig,
 		"metadata":   map[string]any{"name": w.name, "namespace": w.namespace},
 		"status":     map[string]any{"observedGeneration": gen, "conditions": list},
 	}}
