@@ -61,6 +61,10 @@ type Agent struct {
 	durable durableState
 	// drifted says the tree differs from durable.Manifest.
 	drifted bool
+	// disk are the tree's digests as hashed when it was found drifted;
+	// nil when the tree could not be read. The state reports them in
+	// place of durable.Manifest while drifted is set.
+	disk manifest
 	// baselineUnknown says HAProxy may not run durable.AppliedPlanID (a
 	// failed scheduled reload, a failed restore).
 	baselineUnknown bool
@@ -208,8 +212,18 @@ func (a *Agent) State(ctx context.Context) (*agentapi.State, error) {
 	if !a.drifted && !a.baselineUnknown {
 		st.AppliedPlanID = a.durable.AppliedPlanID
 	}
-	st.Files = make(map[string]renderplan.Digest, len(a.durable.Manifest))
-	for p, d := range a.durable.Manifest {
+	// Files are what the disk holds: a controller sends no body for a
+	// file listed here with the digest it wants. The committed manifest
+	// is the disk only while the baseline is known.
+	files := a.durable.Manifest
+	switch {
+	case a.drifted:
+		files = a.disk
+	case a.baselineUnknown:
+		files = nil // a failed restore may have left any mix
+	}
+	st.Files = make(map[string]renderplan.Digest, len(files))
+	for p, d := range files {
 		st.Files[p] = d
 	}
 	for _, d := range a.pending {
