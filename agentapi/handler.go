@@ -179,6 +179,8 @@ func (h *handler) readApply(w http.ResponseWriter, r *http.Request) (*ApplyReque
 		req, err = readFramed(r.Body, r.ContentLength, l)
 	case err == nil && mt == "multipart/form-data" && params["boundary"] != "":
 		req, err = readMultipart(r, l)
+	case err == nil && mt == "multipart/form-data":
+		return nil, http.StatusBadRequest, decodeNack(-1, "content type %q has no boundary parameter, which multipart/form-data needs", r.Header.Get("Content-Type"))
 	default:
 		return nil, http.StatusUnsupportedMediaType, unsupportedNack(-1, "content type %q is neither %s nor multipart/form-data", r.Header.Get("Content-Type"), ContentTypeApply)
 	}
