@@ -73,10 +73,16 @@
 // # Security
 //
 // Every /v1/ request carries a bearer [Token] (read with [ReadTokenFile],
-// compared in constant time; a Token never prints itself). The handler
-// bounds the request ([Limits]), decodes the manifest strictly, and
-// refuses unclean, absolute, traversing or duplicate paths, invalid ops
-// and bodies whose digest differs from the manifest before the Applier is
-// called. TLS, server timeouts (ReadHeaderTimeout) and the listen address
-// are the http.Server's, set by the binary.
+// compared in constant time; a Token never prints itself); /healthz,
+// /readyz and /metrics do not. The handler bounds the request ([Limits]),
+// and each body by the size its manifest declares before a byte of it is
+// read, reads bodies into buffers that end at that size, moves a read
+// deadline ahead of every part ([HandlerOptions].ReadTimeout and
+// MinReadRate), decodes the manifest strictly (a key an object names
+// twice, in any case, is refused), and refuses unclean, absolute,
+// traversing or duplicate paths, files out of their kind's place
+// ([ValidatePlace]), invalid ops and bodies whose digest differs from the
+// manifest before the Applier is called. TLS, the header and idle
+// timeouts and the listen address are the http.Server's, set by the
+// binary.
 package agentapi

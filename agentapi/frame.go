@@ -2,7 +2,6 @@ package agentapi
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -38,7 +37,7 @@ const frameReadBuffer = 4 << 10
 
 // Bodies up to these sizes are read into a buffer of their size at once:
 // when the request's length is known (and holds the body), and when it
-// is not (chunked). Larger ones grow as they arrive.
+// is not (chunked). Larger ones grow as they arrive (see readN).
 const (
 	maxKnownPrealloc   = 16 << 20
 	maxUnknownPrealloc = 64 << 10
@@ -123,13 +122,17 @@ func parseCount(s string) (int, error) {
 
 // readFramed reads a framed apply (see [ContentTypeApply]) of
 // contentLength bytes (-1: unknown) from body, checked against l (with
-// defaults applied). Every error is a *NackError, a tooLargeError, a
+// defaults applied), moving dl ahead of the manifest and of each body.
+// What a body may cost derives from the manifest: its declared size must
+// fit what the request may still carry, known length or not, before a
+// byte of it is read, and it is read into a buffer that ends at that
+// size. Every error is a *NackError, a tooLargeError, a
 // *http.MaxBytesError or a read error.
-func readFramed(body io.Reader, contentLength int64, l Limits) (*ApplyRequest, error) {
+func readFramed(body io.Reader, contentLength int64, l Limits, dl readDeadline) (*ApplyRequest, error) {
 	br := bufio.NewReaderSize(body, frameReadBuffer)
 	line, err := readLine(br, maxLengthLine)
 	if err != nil {
-		return nil, decodeNack(-1, "manifest length: %v", err)
+		return nil, lineError("manifest length", err)
 	}
 	n, err := strconv.ParseInt(string(line), 10, 64)
 	if err != nil || n < 0 || line[0] == '+' || (len(line) > 1 && line[0] == '0') {
@@ -146,6 +149,7 @@ func readFramed(body io.Reader, contentLength int64, l Limits) (*ApplyRequest, e
 	if contentLength >= 0 {
 		prealloc = maxKnownPrealloc
 	}
+	dl.expect(n)
 	mb, err := readN(br, int(n), prealloc)
 	if err != nil {
 		return nil, truncated("manifest", err)
@@ -157,12 +161,13 @@ func readFramed(body io.Reader, contentLength int64, l Limits) (*ApplyRequest, e
 	}
 	files := req.fileIndex()
 	for {
+		dl.expect(0)
 		line, err := readLine(br, MaxPathLen+1)
 		if errors.Is(err, io.EOF) && len(line) == 0 {
 			return req, nil
 		}
 		if err != nil {
-			return nil, decodeNack(-1, "body path: %v", err)
+			return nil, lineError("body path", err)
 		}
 		read += int64(len(line) + 1)
 		path, pt, err := parsePatchLine(string(line))
@@ -184,6 +189,10 @@ func readFramed(body io.Reader, contentLength int64, l Limits) (*ApplyRequest, e
 		if contentLength >= 0 && int64(size) > contentLength-read {
 			return nil, decodeNack(-1, "body for %q: the manifest says %d bytes, the request holds %d more", f.Path, size, contentLength-read)
 		}
+		if left := l.MaxBodyBytes - read; int64(size) > left {
+			return nil, tooLargeNack("body for %q: the manifest says %d bytes, more than the %d the request may still carry", f.Path, size, left)
+		}
+		dl.expect(int64(size))
 		b, err := readN(br, size, prealloc)
 		if err != nil {
 			return nil, truncated("body for "+strconv.Quote(f.Path), err)
@@ -204,28 +213,50 @@ func readFramed(body io.Reader, contentLength int64, l Limits) (*ApplyRequest, e
 	}
 }
 
+// errBadLine is wrapped by readLine's errors about the line itself.
+var errBadLine = errors.New("bad line")
+
 // readLine reads up to a newline within max bytes (the newline
 // included) and returns the line without it; io.EOF only at the end of
-// the input.
+// the input. A line too long or cut short wraps errBadLine; a read error
+// (a deadline, the body limit) is returned as it is.
 func readLine(br *bufio.Reader, max int) ([]byte, error) {
 	b, err := br.ReadSlice('\n')
 	switch {
 	case err == nil && len(b) <= max:
 		return b[:len(b)-1], nil
 	case err == nil, errors.Is(err, bufio.ErrBufferFull):
-		return nil, errors.New("line is too long")
+		return nil, fmt.Errorf("%w: line is too long", errBadLine)
 	case errors.Is(err, io.EOF) && len(b) == 0:
 		return nil, io.EOF
 	case errors.Is(err, io.EOF):
-		return nil, errors.New("the request ends inside a line")
+		return nil, fmt.Errorf("%w: the request ends inside a line", errBadLine)
 	}
 	return nil, err
 }
 
+// lineError turns what readLine says of the line what into a NACK; a
+// read error passes through (wrapped), for the handler to tell a missed
+// deadline or the body limit from a malformed request.
+func lineError(what string, err error) error {
+	switch {
+	case errors.Is(err, errBadLine):
+		return decodeNack(-1, "%s: %s", what, strings.TrimPrefix(err.Error(), errBadLine.Error()+": "))
+	case errors.Is(err, io.EOF):
+		return decodeNack(-1, "%s: the request ends before it", what)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
 // readN reads exactly n bytes. A body of at most prealloc bytes is read
-// into a buffer of its size at once; a larger one grows with what
-// arrives, so that a manifest cannot make the handler allocate much more
-// than the request sends.
+// into a buffer of its size at once. A larger one is read into a buffer
+// that doubles as the bytes arrive and, once more than a quarter of it
+// has, grows to n at once: a manifest cannot make the handler allocate
+// more than four times what the request sent, all the buffers of one
+// body together come to at most 2n bytes (1.5n live at once), and the
+// body's own buffer is exactly n bytes. (bytes.Buffer, which this
+// replaces, doubles past its limit to look for the end of the input: a
+// 200 MiB body cost 512 MiB.)
 func readN(r io.Reader, n, prealloc int) ([]byte, error) {
 	if n <= prealloc {
 		b := make([]byte, n)
@@ -234,16 +265,24 @@ func readN(r io.Reader, n, prealloc int) ([]byte, error) {
 		}
 		return b, nil
 	}
-	var buf bytes.Buffer
-	buf.Grow(prealloc)
-	m, err := buf.ReadFrom(io.LimitReader(r, int64(n)))
-	if err != nil {
-		return nil, err
+	b := make([]byte, 0, prealloc)
+	for len(b) < n {
+		if len(b) == cap(b) {
+			next := 2 * cap(b)
+			if next > n/2 {
+				next = n
+			}
+			grown := make([]byte, len(b), next)
+			copy(grown, b)
+			b = grown
+		}
+		m, err := io.ReadFull(r, b[len(b):cap(b)])
+		b = b[:len(b)+m]
+		if err != nil {
+			return nil, err
+		}
 	}
-	if m < int64(n) {
-		return nil, io.ErrUnexpectedEOF
-	}
-	return buf.Bytes(), nil
+	return b, nil
 }
 
 // truncated turns a short read of what into a NACK; other errors (the

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -29,6 +30,17 @@ type HandlerOptions struct {
 	// Limits bound each apply request; zero fields mean the defaults
 	// ([DefaultMaxBodyBytes], [DefaultMaxFiles], [DefaultMaxOps] …).
 	Limits Limits
+	// ReadTimeout bounds reading an apply's manifest, and each file body
+	// beyond the time its declared size needs at MinReadRate: the
+	// request's read deadline moves ahead before each part. A request
+	// that misses it is answered 408. Zero means [DefaultReadTimeout];
+	// negative sets no deadline (the http.Server's ReadTimeout, if any,
+	// still applies).
+	ReadTimeout time.Duration
+	// MinReadRate is the slowest rate, in bytes per second, a body may
+	// arrive at (see ReadTimeout). Zero or negative means
+	// [DefaultMinReadRate].
+	MinReadRate int64
 	// Log receives one record per API request, with the keys plan_id,
 	// stage and op; nil discards.
 	Log *slog.Logger
@@ -44,22 +56,39 @@ type HandlerOptions struct {
 //	POST /v1/apply   one apply (framed or multipart: manifest, then bodies), bearer token required
 //	GET  /healthz    200 while the process serves
 //	GET  /readyz     200, or 503 when a's [ReadyChecker] says not ready
-//	GET  /metrics    HandlerOptions.Metrics, or 404
+//	GET  /metrics    HandlerOptions.Metrics, or 404; no token (Prometheus scrapes it)
 //
-// An apply is checked completely before a is called: size limits (413),
+// /healthz, /readyz and /metrics answer without a token: serve the
+// handler on an address only the controller, the kubelet and Prometheus
+// reach. An apply is checked completely before a is called: size limits
+// (413) against the request and, body by body, against the sizes its
+// manifest declares, read deadlines (408, see HandlerOptions.ReadTimeout),
 // strict manifest decoding, clean unique paths, valid ops and body
 // digests (400); a version-skewed manifest (unknown field, op kind, mode,
 // verdict or file kind) is answered 422 with an unsupported NACK that
 // [Client] decodes into a *[NackError] with Unsupported set. A NACK from
 // a is answered with [NackError.HTTPStatus] and its fields, any other
 // error with 500. An accepted apply runs with a context that is not
-// canceled when the client disconnects and that carries [BodiesChecked]. The handler serves plain HTTP; wrap it in an
-// http.Server with TLSConfig for TLS. It is safe for concurrent use;
-// serializing applies is the Applier's job.
+// canceled when the client disconnects and that carries [BodiesChecked].
+// After answering a request of more than 32 MiB the handler returns the
+// memory it freed to the operating system (debug.FreeOSMemory). The
+// handler serves plain HTTP; wrap it in an http.Server with TLSConfig for
+// TLS, and set that server's ReadHeaderTimeout and IdleTimeout. It is
+// safe for concurrent use; serializing applies is the Applier's job.
 func NewHandler(a Applier, o HandlerOptions) http.Handler {
 	h := &handler{a: a, o: o, limits: o.Limits.WithDefaults(), log: o.Log}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
+	}
+	switch {
+	case o.ReadTimeout == 0:
+		h.readTimeout = DefaultReadTimeout
+	case o.ReadTimeout > 0:
+		h.readTimeout = o.ReadTimeout
+	}
+	h.minRate = o.MinReadRate
+	if h.minRate <= 0 {
+		h.minRate = DefaultMinReadRate
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET "+PathState, h.auth(http.HandlerFunc(h.state)))
@@ -80,10 +109,12 @@ func NewHandler(a Applier, o HandlerOptions) http.Handler {
 }
 
 type handler struct {
-	a      Applier
-	o      HandlerOptions
-	limits Limits
-	log    *slog.Logger
+	a           Applier
+	o           HandlerOptions
+	limits      Limits
+	readTimeout time.Duration // 0: no deadline
+	minRate     int64
+	log         *slog.Logger
 }
 
 // auth refuses requests without the configured bearer token.
@@ -128,6 +159,9 @@ func (h *handler) ready(w http.ResponseWriter, r *http.Request) {
 func (h *handler) apply(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	log := h.log
+	body := &countingBody{ReadCloser: r.Body}
+	r.Body = body
+	defer body.release()
 	req, status, nack := h.readApply(w, r)
 	if nack != nil {
 		log.Warn("apply refused", "stage", nack.Stage, "op", nack.Op, "unsupported", nack.Unsupported, "err", nack.Message)
@@ -163,6 +197,33 @@ func (h *handler) apply(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// releaseAbove is the request size, in bytes, past which the handler
+// hands the memory the request took back to the operating system once it
+// has answered. The Go runtime returns freed memory slowly on its own:
+// after a 200 MiB apply the agent kept that much resident for minutes.
+const releaseAbove = 32 << 20
+
+// countingBody counts what is read of a request body.
+type countingBody struct {
+	io.ReadCloser
+	n int64
+}
+
+func (c *countingBody) Read(p []byte) (int, error) {
+	n, err := c.ReadCloser.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// release returns the memory freed since the request was read to the
+// operating system when the request was large: its bodies are garbage
+// once the Applier has returned (an Applier does not keep them).
+func (c *countingBody) release() {
+	if c.n > releaseAbove {
+		debug.FreeOSMemory()
+	}
+}
+
 // readApply reads and checks one apply request, in either wire format
 // (see [ContentTypeApply]). On failure it returns the status to answer and
 // the NACK.
@@ -172,13 +233,21 @@ func (h *handler) readApply(w http.ResponseWriter, r *http.Request) (*ApplyReque
 		return nil, http.StatusRequestEntityTooLarge, decodeNack(-1, "request body has %d bytes, more than %d", r.ContentLength, l.MaxBodyBytes)
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, l.MaxBodyBytes)
+	var dl readDeadline
+	if h.readTimeout > 0 {
+		dl = readDeadline{rc: http.NewResponseController(w), timeout: h.readTimeout, rate: h.minRate}
+		dl.expect(0) // the manifest: its length is not known yet
+		defer dl.clear()
+	}
 	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	var req *ApplyRequest
 	switch {
 	case err == nil && mt == ContentTypeApply:
-		req, err = readFramed(r.Body, r.ContentLength, l)
+		req, err = readFramed(r.Body, r.ContentLength, l, dl)
 	case err == nil && mt == "multipart/form-data" && params["boundary"] != "":
-		req, err = readMultipart(r, l)
+		req, err = readMultipart(r, l, dl)
+	case err == nil && mt == "multipart/form-data":
+		return nil, http.StatusBadRequest, decodeNack(-1, "content type %q has no boundary parameter, which multipart/form-data needs", r.Header.Get("Content-Type"))
 	default:
 		return nil, http.StatusUnsupportedMediaType, unsupportedNack(-1, "content type %q is neither %s nor multipart/form-data", r.Header.Get("Content-Type"), ContentTypeApply)
 	}
@@ -186,7 +255,10 @@ func (h *handler) readApply(w http.ResponseWriter, r *http.Request) (*ApplyReque
 		var mbe *http.MaxBytesError
 		var tl tooLargeError
 		var ne *NackError
+		var te interface{ Timeout() bool }
 		switch {
+		case errors.As(err, &te) && te.Timeout():
+			return nil, http.StatusRequestTimeout, decodeNack(-1, "request not read in time (%v, and %d bytes a second for each body): %v", h.readTimeout, h.minRate, err)
 		case errors.As(err, &tl):
 			return nil, http.StatusRequestEntityTooLarge, tl.NackError
 		case errors.As(err, &mbe):
@@ -200,9 +272,10 @@ func (h *handler) readApply(w http.ResponseWriter, r *http.Request) (*ApplyReque
 }
 
 // readMultipart reads a multipart/form-data apply: the manifest part,
-// then one part per body, named by its path. Every error is a
-// *NackError, a *http.MaxBytesError or a read error.
-func readMultipart(r *http.Request, l Limits) (*ApplyRequest, error) {
+// then one part per body, named by its path, moving dl ahead of each.
+// Every error is a *NackError, a tooLargeError, a *http.MaxBytesError or
+// a read error.
+func readMultipart(r *http.Request, l Limits, dl readDeadline) (*ApplyRequest, error) {
 	mr, err := r.MultipartReader()
 	if err != nil {
 		return nil, err
@@ -226,7 +299,9 @@ func readMultipart(r *http.Request, l Limits) (*ApplyRequest, error) {
 		return nil, ne
 	}
 	files := req.fileIndex()
+	bodies := int64(0) // body bytes so far; the parts' framing is not counted
 	for {
+		dl.expect(0)
 		part, err := mr.NextRawPart()
 		if errors.Is(err, io.EOF) {
 			return req, nil
@@ -238,10 +313,15 @@ func readMultipart(r *http.Request, l Limits) (*ApplyRequest, error) {
 		if err != nil {
 			return nil, err
 		}
-		body, err := readBody(part, f)
+		if left := l.MaxBodyBytes - int64(len(mb)) - bodies; int64(f.Size) > left {
+			return nil, tooLargeNack("body for %q: the manifest says %d bytes, more than the %d the request may still carry", f.Path, f.Size, left)
+		}
+		dl.expect(int64(f.Size))
+		body, err := readBody(part, f, r.ContentLength >= 0)
 		if err != nil {
 			return nil, err
 		}
+		bodies += int64(len(body))
 		req.addBody(f.Path, body)
 	}
 }
@@ -287,15 +367,26 @@ func (r *ApplyRequest) addBody(p string, body []byte) {
 	r.Bodies[p] = body
 }
 
-// readBody reads one body part, at most the manifest's size plus one byte,
-// and checks its size and digest.
-func readBody(part io.Reader, f renderplan.File) ([]byte, error) {
-	body, err := io.ReadAll(io.LimitReader(part, int64(f.Size)+1))
+// readBody reads one body part of the manifest's size (see readN; known
+// says the request's length is), checks that the part ends there, and
+// checks its digest.
+func readBody(part io.Reader, f renderplan.File, known bool) ([]byte, error) {
+	prealloc := maxUnknownPrealloc
+	if known {
+		prealloc = maxKnownPrealloc
+	}
+	body, err := readN(part, f.Size, prealloc)
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, decodeNack(-1, "body for %q is shorter than the manifest's %d bytes", f.Path, f.Size)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if len(body) > f.Size {
+	var one [1]byte
+	if n, err := io.ReadFull(part, one[:]); n > 0 {
 		return nil, decodeNack(-1, "body for %q is longer than the manifest's %d bytes", f.Path, f.Size)
+	} else if !errors.Is(err, io.EOF) {
+		return nil, err
 	}
 	if err := checkBody(f, body); err != nil {
 		return nil, err

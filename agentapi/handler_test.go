@@ -2,10 +2,12 @@ package agentapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -229,6 +231,10 @@ func TestRawRequestsTheClientCannotMakeAreRefused(t *testing.T) {
 			parts:  []rawPart{{"manifest", strings.Replace(manifest, `}]}`, `}],"ops":[{"backend":"be"}]}`, 1)}},
 			status: http.StatusBadRequest,
 		},
+		"multipart without a boundary": {
+			parts: []rawPart{{"manifest", manifest}}, contentType: "multipart/form-data",
+			status: http.StatusBadRequest,
+		},
 		"not multipart": {
 			parts: []rawPart{{"manifest", manifest}}, contentType: "application/json",
 			status: http.StatusUnsupportedMediaType, unsupported: true,
@@ -344,4 +350,20 @@ func TestWrongMethodIsRefused(t *testing.T) {
 func isDecodeNack(err error) bool {
 	var nack *agentapi.NackError
 	return errors.As(err, &nack) && nack.Stage == agentapi.StageDecode
+}
+
+func TestMultipartWithoutABoundaryIsRefusedForWhatItLacks(t *testing.T) {
+	h := agentapi.NewHandler(&fakeApplier{}, agentapi.HandlerOptions{Token: testToken})
+	r := httptest.NewRequest(http.MethodPost, agentapi.PathApply, strings.NewReader("--x\r\n"))
+	r.Header.Set("Authorization", "Bearer "+string(testToken))
+	r.Header.Set("Content-Type", "multipart/form-data")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	var eb struct{ Message string }
+	if err := json.Unmarshal(w.Body.Bytes(), &eb); err != nil {
+		t.Fatal(err)
+	}
+	if w.Code != http.StatusBadRequest || !strings.Contains(eb.Message, "no boundary") || strings.Contains(eb.Message, "neither") {
+		t.Errorf("%d %q, want 400 saying the boundary is missing", w.Code, eb.Message)
+	}
 }

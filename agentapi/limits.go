@@ -4,7 +4,9 @@ package agentapi
 // into memory; [Limits.WithDefaults] applies them.
 const (
 	// DefaultMaxBodyBytes bounds a whole POST /v1/apply request (manifest
-	// and file bodies): 256 MiB.
+	// and file bodies): 256 MiB. What a request may cost below it is what
+	// its manifest declares: a body whose declared size does not fit what
+	// the request may still carry is refused before it is read.
 	DefaultMaxBodyBytes int64 = 256 << 20
 	// DefaultMaxManifestBytes bounds the manifest part: 64 MiB.
 	DefaultMaxManifestBytes int64 = 64 << 20

@@ -42,9 +42,12 @@ var opJSONFields = sync.OnceValue(func() map[string]bool {
 // (zero fields mean the defaults). Every error is a *[NackError] at
 // [StageDecode]: an unknown field (in the manifest, a file or an op), an
 // unknown op kind, mode, verdict or file kind is Unsupported (version
-// skew); anything else malformed is not. An accepted manifest has only
-// paths that pass [ValidatePath], no path twice, and ops that pass
-// [Op.Validate].
+// skew); anything else malformed is not, a key an object names twice
+// included (keys compared without regard to case, as encoding/json
+// matches them, so that "planID" and "PlanId" cannot both be sent and the
+// last win). An accepted manifest has only paths that pass [ValidatePath],
+// each file where its kind lives ([ValidatePlace]), no path twice, and ops
+// that pass [Op.Validate].
 func DecodeManifest(b []byte, l Limits) (*ApplyRequest, error) {
 	req, nack := decodeManifest(b, l.WithDefaults())
 	if nack != nil {
@@ -58,6 +61,9 @@ func DecodeManifest(b []byte, l Limits) (*ApplyRequest, error) {
 func decodeManifest(b []byte, l Limits) (*ApplyRequest, *NackError) {
 	if int64(len(b)) > l.MaxManifestBytes {
 		return nil, decodeNack(-1, "manifest is larger than %d bytes", l.MaxManifestBytes)
+	}
+	if issue := objectKeysIssue(b); issue != "" {
+		return nil, decodeNack(-1, "manifest: %s", issue)
 	}
 	var w wireManifest
 	dec := json.NewDecoder(bytes.NewReader(b))

@@ -13,9 +13,10 @@ import (
 
 // FuzzDecodeManifest checks the manifest decoder, which reads what the
 // network sends: it never panics; every refusal is a decode-stage
-// *NackError; an accepted manifest has only clean, unique paths, valid
-// ops and known modes and verdicts, and survives an encode/decode round
-// trip unchanged.
+// *NackError; an accepted manifest has only clean, unique paths, each
+// where its file kind lives, valid ops and known modes and verdicts, and
+// survives an encode/decode round trip unchanged (a manifest naming a key
+// twice, which would not, is refused).
 func FuzzDecodeManifest(f *testing.F) {
 	b, err := json.Marshal(validRequest())
 	if err != nil {
@@ -39,6 +40,9 @@ func FuzzDecodeManifest(f *testing.F) {
 		for _, f := range req.Files {
 			if err := agentapi.ValidatePath(f.Path); err != nil {
 				t.Fatalf("accepted a bad path: %v", err)
+			}
+			if err := agentapi.ValidatePlace(f.Path, f.Kind); err != nil {
+				t.Fatalf("accepted a misplaced file: %v", err)
 			}
 			if seen[f.Path] {
 				t.Fatalf("accepted %q twice", f.Path)

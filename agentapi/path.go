@@ -6,10 +6,43 @@ import (
 	"path"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/haptic-io/haptic/renderplan"
 )
 
 // ErrInvalidPath is wrapped by every [ValidatePath] failure.
 var ErrInvalidPath = errors.New("agentapi: invalid path")
+
+// ErrMisplacedFile is wrapped by every [ValidatePlace] failure.
+var ErrMisplacedFile = errors.New("agentapi: file kind does not match its place in the tree")
+
+// kindDirs is where each kind of file but the config lives in the tree.
+var kindDirs = map[renderplan.FileKind]string{
+	renderplan.FileMap:     "maps/",
+	renderplan.FileCert:    "certs/",
+	renderplan.FileCrtList: "certs/",
+	renderplan.FileGeneral: "general/",
+}
+
+// ValidatePlace checks that a file of kind k sits where its kind lives in
+// the HAProxy base directory: the config at haproxy.cfg and nothing else
+// there, maps under maps/, certificates and crt-lists under certs/,
+// general files under general/. The place is not a name only: the agent
+// writes what lies under certs/ (private keys) readable by HAProxy's user
+// alone, and a map listed at haproxy.cfg would replace the configuration.
+// A kind this side does not know is not its to judge (see
+// [DecodeManifest]). The error wraps [ErrMisplacedFile].
+func ValidatePlace(p string, k renderplan.FileKind) error {
+	switch dir, known := kindDirs[k]; {
+	case k == renderplan.FileConfig && p != renderplan.ConfigPath:
+		return fmt.Errorf("%w: %q has kind %s, which only %s has", ErrMisplacedFile, p, k, renderplan.ConfigPath)
+	case k != renderplan.FileConfig && p == renderplan.ConfigPath:
+		return fmt.Errorf("%w: %s has kind %s, want %s", ErrMisplacedFile, p, k, renderplan.FileConfig)
+	case known && !strings.HasPrefix(p, dir):
+		return fmt.Errorf("%w: %q has kind %s, which lives under %s", ErrMisplacedFile, p, k, dir)
+	}
+	return nil
+}
 
 // ValidatePath checks a file path of a manifest: relative to the HAProxy
 // base directory, clean (path.Clean(p) == p), with no ".." element, no

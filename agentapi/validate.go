@@ -103,6 +103,9 @@ func (r *ApplyRequest) validateManifest() *NackError {
 		default:
 			return unsupportedNack(-1, "file %q: unknown kind %q", f.Path, f.Kind)
 		}
+		if err := ValidatePlace(f.Path, f.Kind); err != nil {
+			return decodeNack(-1, "file: %v", err)
+		}
 		if !validDigest(f.Digest) {
 			return decodeNack(-1, "file %q: digest %q is not 16 lower-case hex digits", f.Path, f.Digest)
 		}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/signal"
 	"sort"
@@ -29,13 +30,23 @@ func agentCommand() *cli.Command {
 		Description: "Serves the agent API (GET /v1/state, POST /v1/apply, /healthz, /readyz, /metrics) and applies\n" +
 			"plans to the HAProxy tree under --base-dir through its worker and master sockets. With\n" +
 			"--haproxy-binary it also starts HAProxy (master-worker) on a bootstrap config answering 503\n" +
-			"until the first plan lands; otherwise HAProxy runs on its own and the agent only connects.",
+			"until the first plan lands (never over a tree it has committed); otherwise HAProxy runs on\n" +
+			"its own and the agent only connects. One agent per tree: a second is refused.\n\n" +
+			"/v1/ takes the bearer token; /healthz, /readyz and /metrics answer without one (probes and\n" +
+			"Prometheus). Without --listen the API listens on the pod IP ($POD_IP, which the chart sets\n" +
+			"from the downward API) on port 5555, else on 127.0.0.1:5555 only: never on every interface\n" +
+			"unless --listen says so (\":5555\").",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "base-dir", Usage: "HAProxy base directory (haproxy.cfg, maps/, certs/, general/)", EnvVars: []string{"HAPTIC_BASE_DIR"}},
 			&cli.StringFlag{Name: "master-socket", Usage: "HAProxy master CLI socket (haproxy -W -S)", EnvVars: []string{"HAPTIC_MASTER_SOCKET"}},
 			&cli.StringFlag{Name: "stats-socket", Usage: "HAProxy worker stats socket (level admin)", EnvVars: []string{"HAPTIC_STATS_SOCKET"}},
 			&cli.StringFlag{Name: "state-dir", Usage: "journal, state and last-known-good set (default <base-dir>/.haptic)", EnvVars: []string{"HAPTIC_STATE_DIR"}},
-			&cli.StringFlag{Name: "listen", Value: ":5555", Usage: "API listen address", EnvVars: []string{"HAPTIC_LISTEN"}},
+			&cli.StringFlag{Name: "listen", Usage: "API listen address; /metrics, /healthz and /readyz answer on it without a token", DefaultText: "<pod-ip>:5555, else 127.0.0.1:5555", EnvVars: []string{"HAPTIC_LISTEN"}},
+			&cli.StringFlag{Name: "pod-ip", Usage: "the pod's IP: the API listens on <pod-ip>:5555 when --listen is not given", EnvVars: []string{"HAPTIC_POD_IP", "POD_IP"}},
+			&cli.DurationFlag{Name: "read-header-timeout", Value: defaultReadHeaderTimeout, Usage: "bound on reading a request's headers", EnvVars: []string{"HAPTIC_READ_HEADER_TIMEOUT"}},
+			&cli.DurationFlag{Name: "read-timeout", Value: agentapi.DefaultReadTimeout, Usage: "bound on reading an apply's manifest, and each file body beyond what its size takes at --min-read-rate; a request that misses it is answered 408 (negative: none)", EnvVars: []string{"HAPTIC_READ_TIMEOUT"}},
+			&cli.IntFlag{Name: "min-read-rate", Value: int(agentapi.DefaultMinReadRate >> 10), Usage: "slowest rate a file body may arrive at, in KiB/s (see --read-timeout)", EnvVars: []string{"HAPTIC_MIN_READ_RATE"}},
+			&cli.DurationFlag{Name: "idle-timeout", Value: defaultIdleTimeout, Usage: "how long a keep-alive connection may wait for its next request", EnvVars: []string{"HAPTIC_IDLE_TIMEOUT"}},
 			&cli.StringFlag{Name: "token-file", Usage: "file holding the bearer token the controller presents", EnvVars: []string{"HAPTIC_TOKEN_FILE"}},
 			&cli.BoolFlag{Name: "insecure-no-auth", Usage: "serve the API without a token (local use on loopback only)", EnvVars: []string{"HAPTIC_INSECURE_NO_AUTH"}},
 			&cli.StringFlag{Name: "tls-cert", Usage: "serve TLS with this certificate (PEM)", EnvVars: []string{"HAPTIC_TLS_CERT"}},
@@ -60,19 +71,32 @@ func agentCommand() *cli.Command {
 	}
 }
 
+// Defaults of the agent API server's timeouts. There is no write
+// timeout: an apply is answered after its reload, which --reload-timeout
+// bounds.
+const (
+	defaultReadHeaderTimeout = 10 * time.Second
+	defaultIdleTimeout       = 2 * time.Minute
+	// defaultAgentPort is the API's port when --listen is not given.
+	defaultAgentPort = "5555"
+)
+
 // agentOptions is everything `haptic agent` runs with.
 type agentOptions struct {
-	cfg        agent.Config
-	listen     string
-	token      agentapi.Token
-	noAuth     bool
-	tlsCert    string
-	tlsKey     string
-	haproxy    string
-	binds      []string
-	log        *slog.Logger
-	ready      func(addr string) // tests: called with the bound address
-	haproxyOut io.Writer
+	cfg    agent.Config
+	listen string
+	// Timeouts of the API server: see the flags.
+	readHeaderTimeout, readTimeout, idleTimeout time.Duration
+	minReadRate                                 int64 // bytes per second
+	token                                       agentapi.Token
+	noAuth                                      bool
+	tlsCert                                     string
+	tlsKey                                      string
+	haproxy                                     string
+	binds                                       []string
+	log                                         *slog.Logger
+	ready                                       func(addr string) // tests: called with the bound address
+	haproxyOut                                  io.Writer
 }
 
 func agentOptionsFrom(c *cli.Context) (agentOptions, error) {
@@ -98,14 +122,17 @@ func agentOptionsFrom(c *cli.Context) (agentOptions, error) {
 			Version:           c.App.Version,
 			Log:               log,
 		},
-		listen:     c.String("listen"),
-		noAuth:     c.Bool("insecure-no-auth"),
-		tlsCert:    c.String("tls-cert"),
-		tlsKey:     c.String("tls-key"),
-		haproxy:    c.String("haproxy-binary"),
-		binds:      c.StringSlice("bootstrap-bind"),
-		log:        log,
-		haproxyOut: c.App.ErrWriter,
+		readHeaderTimeout: c.Duration("read-header-timeout"),
+		readTimeout:       c.Duration("read-timeout"),
+		idleTimeout:       c.Duration("idle-timeout"),
+		minReadRate:       int64(c.Int("min-read-rate")) << 10,
+		noAuth:            c.Bool("insecure-no-auth"),
+		tlsCert:           c.String("tls-cert"),
+		tlsKey:            c.String("tls-key"),
+		haproxy:           c.String("haproxy-binary"),
+		binds:             c.StringSlice("bootstrap-bind"),
+		log:               log,
+		haproxyOut:        c.App.ErrWriter,
 	}
 	switch tf := c.String("token-file"); {
 	case tf != "" && o.noAuth:
@@ -122,27 +149,68 @@ func agentOptionsFrom(c *cli.Context) (agentOptions, error) {
 	if (o.tlsCert == "") != (o.tlsKey == "") {
 		return o, errors.New("--tls-cert and --tls-key go together")
 	}
+	if o.readHeaderTimeout <= 0 || o.idleTimeout <= 0 || o.minReadRate <= 0 {
+		return o, errors.New("--read-header-timeout, --idle-timeout and --min-read-rate must be positive")
+	}
+	listen, note, err := agentListen(c.String("listen"), c.String("pod-ip"))
+	if err != nil {
+		return o, err
+	}
+	o.listen = listen
+	if note != "" {
+		log.Warn(note, "addr", listen)
+	}
 	return o, nil
+}
+
+// agentListen resolves the API's listen address: flag as given, else the
+// pod IP on port 5555, else 127.0.0.1:5555. It never picks every
+// interface on its own; note says what an operator should know of the
+// choice ("" when nothing).
+func agentListen(flag, podIP string) (addr, note string, err error) {
+	switch {
+	case flag != "":
+		host, _, err := net.SplitHostPort(flag)
+		if err != nil {
+			return "", "", fmt.Errorf("--listen: %w", err)
+		}
+		if ip, perr := netip.ParseAddr(host); host == "" || (perr == nil && ip.IsUnspecified()) {
+			return flag, "the agent API listens on every interface; /metrics, /healthz and /readyz answer there without a token", nil
+		}
+		return flag, "", nil
+	case podIP != "":
+		ip, err := netip.ParseAddr(podIP)
+		if err != nil {
+			return "", "", fmt.Errorf("--pod-ip (POD_IP) %q: %w", podIP, err)
+		}
+		return net.JoinHostPort(ip.String(), defaultAgentPort), "", nil
+	}
+	return net.JoinHostPort("127.0.0.1", defaultAgentPort),
+		"no --listen and no pod IP (POD_IP): the agent API listens on loopback only, out of a controller's reach on another host", nil
 }
 
 // runAgent runs the agent, its API server and, optionally, a supervised
 // HAProxy until ctx ends.
 func runAgent(ctx context.Context, o agentOptions) error {
-	if o.haproxy != "" {
-		sup, err := superviseHAProxy(ctx, o)
-		if err != nil {
-			return err
-		}
-		defer func() { _ = sup.Stop(context.Background()) }()
-	}
+	// The agent first: it locks the tree and finishes an interrupted
+	// apply before a supervised HAProxy reads it.
 	a, err := agent.New(o.cfg)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
+	if o.haproxy != "" {
+		sup, err := superviseHAProxy(ctx, o, a)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = sup.Stop(context.Background()) }()
+	}
 	h := agentapi.NewHandler(a, agentapi.HandlerOptions{
 		Token:        o.token,
 		AllowNoToken: o.noAuth,
+		ReadTimeout:  o.readTimeout,
+		MinReadRate:  o.minReadRate,
 		Log:          o.log,
 		Metrics:      promhttp.HandlerFor(a.Gatherer(), promhttp.HandlerOpts{}),
 	})
@@ -150,7 +218,7 @@ func runAgent(ctx context.Context, o agentOptions) error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(o.log.Handler(), slog.LevelWarn)}
+	srv := agentServer(h, o)
 	o.log.Info("agent serving", "addr", l.Addr().String(), "tls", o.tlsCert != "", "auth", !o.noAuth)
 	if o.ready != nil {
 		o.ready(l.Addr().String())
@@ -180,11 +248,28 @@ func runAgent(ctx context.Context, o agentOptions) error {
 	return nil
 }
 
+// agentServer is the API's http.Server: headers and idle connections are
+// bounded here, request bodies by the handler (o.readTimeout), and
+// answers not at all (an apply answers after its reload).
+func agentServer(h http.Handler, o agentOptions) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: o.readHeaderTimeout,
+		IdleTimeout:       o.idleTimeout,
+		ErrorLog:          slog.NewLogLogger(o.log.Handler(), slog.LevelWarn),
+	}
+}
+
 // superviseHAProxy writes the bootstrap config when the base directory has
-// none and starts HAProxy.
-func superviseHAProxy(ctx context.Context, o agentOptions) (*agent.Supervisor, error) {
-	if _, err := agent.WriteBootstrap(o.cfg.BaseDir, o.cfg.StatsSocket, o.binds); err != nil {
+// none (never over a tree a, which holds it, has committed) and starts
+// HAProxy.
+func superviseHAProxy(ctx context.Context, o agentOptions, a *agent.Agent) (*agent.Supervisor, error) {
+	written, err := agent.WriteBootstrap(o.cfg.BaseDir, o.cfg.StatsSocket, o.binds)
+	if err != nil {
 		return nil, err
+	}
+	if written {
+		a.CheckDrift() // the state lists the bootstrap's digest
 	}
 	return agent.StartSupervisor(ctx, agent.SupervisorConfig{
 		Binary:       o.haproxy,

@@ -4,7 +4,7 @@
 //
 // # Subcommands
 //
-//	haptic agent       [--base-dir dir] [--listen :5555] [--token-file f] [--haproxy-binary path] …
+//	haptic agent       [--base-dir dir] [--listen addr | --pod-ip ip] [--token-file f] [--haproxy-binary path] …
 //	haptic agent state [--url http://127.0.0.1:5555] [--token-file f]
 //	haptic agent bootstrap --base-dir dir --stats-socket path [--bind addr …]
 //	haptic local       -r resources/ [-c config.yaml] [--haproxy 3.4] [--listen addr] [--echo addrs] …
@@ -26,6 +26,15 @@
 // adds and route changes end to end in local mode. The hidden benchmark
 // probe-client and benchmark echo-servers are the child processes
 // benchmark propagation starts.
+//
+// agent's API takes the bearer token on /v1/; /healthz, /readyz and
+// /metrics answer without one, as probes and Prometheus expect, so the
+// listen address is never every interface by default: --listen, else
+// the pod IP (--pod-ip, or POD_IP as the chart sets it from the downward
+// API) on port 5555, else 127.0.0.1:5555 with a warning. Its server bounds
+// request headers (--read-header-timeout, 10s), each apply's manifest and
+// bodies (--read-timeout, 10s, plus each body's size at --min-read-rate,
+// 1024 KiB/s) and idle keep-alive connections (--idle-timeout, 2m).
 //
 // Most flags also read an environment variable (HAPTIC_CONFIG,
 // HAPTIC_LIBRARIES, HAPTIC_RESOURCES, HAPTIC_OUTPUT, HAPTIC_HAPROXY, …).

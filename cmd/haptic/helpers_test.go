@@ -12,9 +12,11 @@ import (
 // TestMain lets the test binary act as haptic for the child processes
 // haptic starts of itself: `benchmark propagation` runs os.Executable()
 // with "benchmark probe-client …" and "benchmark echo-servers …", which
-// would otherwise run the tests again.
+// would otherwise run the tests again. The agent tests run it as
+// "agent …" to have an agent process to kill.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 2 && os.Args[1] == "benchmark" && (os.Args[2] == "probe-client" || os.Args[2] == "echo-servers") {
+	if len(os.Args) > 2 && os.Args[1] == "benchmark" && (os.Args[2] == "probe-client" || os.Args[2] == "echo-servers") ||
+		len(os.Args) > 1 && os.Args[1] == "agent" {
 		if err := newApp(os.Stdout, os.Stderr).Run(os.Args); err != nil {
 			os.Stderr.WriteString("haptic: " + err.Error() + "\n")
 			os.Exit(exitCode(err))

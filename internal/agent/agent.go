@@ -27,6 +27,7 @@ import (
 // reload (reloadMu).
 type Agent struct {
 	cfg     Config
+	lock    *dirLock // BaseDir's, held until Close
 	base    *os.Root // BaseDir
 	state   *os.Root // StateDir
 	sock    *haproxysock.Client
@@ -61,6 +62,10 @@ type Agent struct {
 	durable durableState
 	// drifted says the tree differs from durable.Manifest.
 	drifted bool
+	// disk are the tree's digests as hashed when it was found drifted;
+	// nil when the tree could not be read. The state reports them in
+	// place of durable.Manifest while drifted is set.
+	disk manifest
 	// baselineUnknown says HAProxy may not run durable.AppliedPlanID (a
 	// failed scheduled reload, a failed restore).
 	baselineUnknown bool
@@ -91,9 +96,11 @@ type Agent struct {
 var _ agentapi.Applier = (*Agent)(nil)
 var _ agentapi.ReadyChecker = (*Agent)(nil)
 
-// New checks cfg, opens the tree and the state directory, and finishes or
-// rolls back an apply a crash interrupted (see [Agent.Run] for the reload
-// such a rollback may owe). It does not contact HAProxy.
+// New checks cfg, locks the tree (BaseDir/.haptic.lock, held until
+// Close; a tree another process holds is a *[LockError] naming it), opens
+// it and the state directory, and finishes or rolls back an apply a crash
+// interrupted (see [Agent.Run] for the reload such a rollback may owe). It
+// does not contact HAProxy.
 func New(cfg Config) (*Agent, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -108,17 +115,26 @@ func New(cfg Config) (*Agent, error) {
 	if err := sameFilesystem(cfg.BaseDir, cfg.StateDir); err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
+	// One agent per tree: recovery and applies assume nobody else writes
+	// it.
+	lock, err := lockDir(cfg.BaseDir)
+	if err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
+	}
 	base, err := os.OpenRoot(cfg.BaseDir)
 	if err != nil {
+		_ = lock.release()
 		return nil, fmt.Errorf("agent: open base dir: %w", err)
 	}
 	state, err := os.OpenRoot(cfg.StateDir)
 	if err != nil {
 		_ = base.Close()
+		_ = lock.release()
 		return nil, fmt.Errorf("agent: open state dir: %w", err)
 	}
 	a := &Agent{
 		cfg:        cfg,
+		lock:       lock,
 		base:       base,
 		state:      state,
 		sock:       &haproxysock.Client{Path: cfg.StatsSocket, Timeout: cfg.SocketTimeout, BufSize: cfg.BufSize},
@@ -147,9 +163,10 @@ func New(cfg Config) (*Agent, error) {
 	return a, nil
 }
 
-// Close releases the directories. It does not stop HAProxy.
+// Close releases the directories and the lock of the base directory. It
+// does not stop HAProxy.
 func (a *Agent) Close() error {
-	return errors.Join(a.mark.close(), a.base.Close(), a.state.Close())
+	return errors.Join(a.mark.close(), a.base.Close(), a.state.Close(), a.lock.release())
 }
 
 // Gatherer returns the registry the metrics are on when Config.Registerer
@@ -208,8 +225,18 @@ func (a *Agent) State(ctx context.Context) (*agentapi.State, error) {
 	if !a.drifted && !a.baselineUnknown {
 		st.AppliedPlanID = a.durable.AppliedPlanID
 	}
-	st.Files = make(map[string]renderplan.Digest, len(a.durable.Manifest))
-	for p, d := range a.durable.Manifest {
+	// Files are what the disk holds: a controller sends no body for a
+	// file listed here with the digest it wants. The committed manifest
+	// is the disk only while the baseline is known.
+	files := a.durable.Manifest
+	switch {
+	case a.drifted:
+		files = a.disk
+	case a.baselineUnknown:
+		files = nil // a failed restore may have left any mix
+	}
+	st.Files = make(map[string]renderplan.Digest, len(files))
+	for p, d := range files {
 		st.Files[p] = d
 	}
 	for _, d := range a.pending {

@@ -22,8 +22,9 @@ func (a *Agent) driftLoop(ctx context.Context) {
 // CheckDrift hashes the tree now and compares it with the applied
 // manifest. A mismatch (a file changed, added or removed behind the
 // agent's back, or a tree that cannot be read) makes the baseline unknown:
-// the state reports Drifted and no applied plan, so the controller sends
-// the full state with a reload, which repairs the tree. It returns whether
+// the state reports Drifted, no applied plan and the digests of the files
+// as they are on disk, so the controller sends the full state with a
+// reload and the bodies the disk lacks, which repairs the tree. It returns whether
 // the tree has drifted. Before the first apply there is nothing to drift
 // from.
 func (a *Agent) CheckDrift() bool {
@@ -51,6 +52,10 @@ func (a *Agent) CheckDrift() bool {
 	}
 	a.mu.Lock()
 	a.drifted = drifted
+	a.disk = nil
+	if drifted {
+		a.disk = got
+	}
 	a.mu.Unlock()
 	return drifted
 }

@@ -75,11 +75,17 @@ func TestAnApplysOpsShareOneStatsSocketConnection(t *testing.T) {
 func TestARuntimeApplyWhoseStatsSocketCannotBeDialledFallsBackToAReload(t *testing.T) {
 	s := startSite(t, "3.4")
 	e1, e2 := haproxytest.StartEcho(t, "pod-1"), haproxytest.StartEcho(t, "pod-2")
-	first := s.newAgent(t, nil)
+	first, err := agent.New(s.config(t))
+	if err != nil {
+		t.Fatal(err)
+	}
 	w := world{routes: []route{{"api.example.com", "be_api", []renderplan.Server{server("pod-1", e1)}}}}
 	prev := s.build(t, w)
 	mustApply(t, first, fullRequest(prev, 1))
-	// A second agent on the same tree whose stats socket path is wrong.
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The same tree under an agent whose stats socket path is wrong.
 	a := s.newAgent(t, func(c *agent.Config) { c.StatsSocket = filepath.Join(s.dir, "missing.sock") })
 	w.routes[0].servers = append(w.routes[0].servers, server("pod-2", e2))
 	next := s.build(t, w)

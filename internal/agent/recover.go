@@ -72,8 +72,11 @@ func (a *Agent) recover() error {
 		a.reloadDue, a.reloadReason = true, "scheduled before a restart"
 	}
 	if a.durable.AppliedPlanID != "" {
+		// What the tree holds now, not what was committed, is what the
+		// state reports: someone may have written it while the agent was
+		// down (a supervisor's bootstrap config, a person).
 		if got, err := hashTree(a.base); err != nil || !got.equal(a.durable.Manifest) {
-			a.drifted = true
+			a.drifted, a.disk = true, got
 		}
 	}
 	return nil

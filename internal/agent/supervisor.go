@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -42,9 +43,23 @@ type SupervisorConfig struct {
 
 // Supervisor runs one HAProxy in master-worker mode ("haproxy -W -S
 // <master socket> -f haproxy.cfg", cwd BaseDir) as a child process in its
-// own process group. Local mode and tests use it; in Kubernetes HAProxy
-// runs in its own container and the agent only connects. A Supervisor is
-// safe for concurrent use.
+// own process group (so that a Ctrl-C at the terminal reaches the
+// supervisor, which stops HAProxy in order). Local mode and tests use it;
+// in Kubernetes HAProxy runs in its own container and the agent only
+// connects. A Supervisor is safe for concurrent use.
+//
+// # When the supervisor dies
+//
+// HAProxy does not outlive its supervisor. On Linux the master is
+// started with a parent-death signal (PR_SET_PDEATHSIG, SIGTERM): when the
+// supervising process ends, kill -9 included, the kernel stops the
+// master, and the master its workers. The kernel sends that signal when
+// the thread that forked the master ends, not only the process, so the
+// master is started and waited for on a goroutine locked to its thread
+// for the master's whole life. Elsewhere, and as a second line on Linux,
+// [StartSupervisor] first stops a master that still answers on the
+// master socket: one a dead supervisor left behind. Callers hold the
+// tree's lock (see [New]) so that no live supervisor shares the socket.
 type Supervisor struct {
 	cfg  SupervisorConfig
 	cmd  *exec.Cmd
@@ -52,9 +67,10 @@ type Supervisor struct {
 	err  error // the master's exit; read after done is closed
 }
 
-// StartSupervisor starts HAProxy and waits until its master socket lists
-// a worker. When BaseDir has no haproxy.cfg yet it fails: write one first
-// (see [BootstrapConfig]).
+// StartSupervisor stops a master left on MasterSocket (see "When the
+// supervisor dies" above), starts HAProxy and waits until its master
+// socket lists a worker. When BaseDir has no haproxy.cfg yet it fails:
+// write one first (see [BootstrapConfig]).
 func StartSupervisor(ctx context.Context, cfg SupervisorConfig) (*Supervisor, error) {
 	switch {
 	case cfg.Binary == "":
@@ -77,25 +93,86 @@ func StartSupervisor(ctx context.Context, cfg SupervisorConfig) (*Supervisor, er
 	if _, err := os.Stat(cfgPath); err != nil {
 		return nil, fmt.Errorf("supervisor: %w", err)
 	}
+	if err := stopLeftover(ctx, cfg); err != nil {
+		return nil, err
+	}
 	args := append([]string{"-W", "-S", cfg.MasterSocket + ",mode,600", "-f", renderplan.ConfigPath}, cfg.Args...)
 	cmd := exec.Command(cfg.Binary, args...)
 	cmd.Dir = cfg.BaseDir
 	cmd.Stdout, cmd.Stderr = cfg.Output, cfg.Output
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	setParentDeathSignal(cmd.SysProcAttr)
+	s := &Supervisor{cfg: cfg, cmd: cmd, done: make(chan struct{})}
+	if err := s.start(); err != nil {
 		return nil, fmt.Errorf("supervisor: start %s: %w", cfg.Binary, err)
 	}
-	s := &Supervisor{cfg: cfg, cmd: cmd, done: make(chan struct{})}
-	go func() {
-		s.err = cmd.Wait()
-		close(s.done)
-	}()
 	cfg.Log.Info("haproxy started", "pid", cmd.Process.Pid)
 	if err := s.waitReady(ctx); err != nil {
 		_ = s.Stop(context.Background())
 		return nil, err
 	}
 	return s, nil
+}
+
+// start starts the master and waits for it in the background, both on
+// one goroutine locked to its OS thread: the parent-death signal fires
+// when the thread that forked the master ends, and the Go runtime ends a
+// thread whose locked goroutine returns. This thread outlives the master.
+func (s *Supervisor) start() error {
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := s.cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		s.err = s.cmd.Wait()
+		close(s.done)
+	}()
+	return <-started
+}
+
+// stopLeftover stops the master that answers on cfg.MasterSocket, if
+// any: HAProxy started by a supervisor that died without stopping it.
+// Starting a second master beside it would bind the same ports
+// (SO_REUSEPORT) and split the traffic between the two.
+func stopLeftover(ctx context.Context, cfg SupervisorConfig) error {
+	m := &haproxysock.Master{Path: cfg.MasterSocket, Timeout: time.Second}
+	procs, err := m.ShowProc(ctx)
+	if err != nil || procs.Master.PID <= 0 {
+		return nil // nothing answers: no master left
+	}
+	pid := procs.Master.PID
+	cfg.Log.Warn("a haproxy master from an earlier run still serves on the master socket; stopping it", "pid", pid, "socket", cfg.MasterSocket)
+	_ = syscall.Kill(pid, syscall.SIGTERM)
+	if waitGone(ctx, pid, 10*time.Second) {
+		return nil
+	}
+	// The master leads its process group (Setpgid): its workers go too.
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	if waitGone(ctx, pid, 5*time.Second) {
+		return nil
+	}
+	return fmt.Errorf("supervisor: the haproxy master %d left on %s does not stop", pid, cfg.MasterSocket)
+}
+
+// waitGone polls until pid has ended, for at most d or until ctx ends.
+func waitGone(ctx context.Context, pid int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for processExists(pid) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return true
 }
 
 func (s *Supervisor) waitReady(ctx context.Context) error {

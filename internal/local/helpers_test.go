@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,11 +26,15 @@ const waitTimeout = 30 * time.Second
 // env is one running local mode on real HAProxy.
 type env struct {
 	t         *testing.T
+	site      *site
 	resources string
 	cfgPath   string
 	info      local.Info
 	reg       *prometheus.Registry
 	url       string
+	// stop stops local mode and waits for Run to return (at most
+	// waitTimeout); it is also a cleanup of the test.
+	stop func()
 }
 
 // baseOperatorConfig is the operator config of the tests: an errorfile
@@ -41,38 +46,77 @@ snippets:
     template: "    errorfile 503 {{ file (dict \"name\" \"e503.http\" \"content\" \"HTTP/1.0 503 Service Unavailable\\r\\nContent-Length: 0\\r\\n\\r\\n\" \"reloadOnChange\" false) }}\n"
 `
 
+// site is what local mode runs on: a resources directory, the operator
+// config, a work directory and the frontend ports. Starting local mode on
+// the same site again is a restart on existing state.
+type site struct {
+	t           *testing.T
+	bin         string
+	resources   string
+	cfgPath     string
+	work        string
+	port, stats int
+}
+
+// newSite makes a site for HAProxy series with operator config text and a
+// resources directory holding files.
+func newSite(t *testing.T, series, operator string, files map[string]string) *site {
+	t.Helper()
+	dir := t.TempDir()
+	s := &site{
+		t:         t,
+		bin:       haproxytest.Binary(t, series),
+		resources: filepath.Join(dir, "resources"),
+		cfgPath:   filepath.Join(dir, "config.yaml"),
+		work:      filepath.Join(dir, "work"),
+		port:      haproxytest.FreePort(t),
+		stats:     haproxytest.FreePort(t),
+	}
+	if err := os.MkdirAll(s.resources, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range files {
+		writeAtomic(t, filepath.Join(s.resources, name), content)
+	}
+	writeAtomic(t, s.cfgPath, operator)
+	return s
+}
+
+// config is the site's local mode configuration, metrics on reg.
+func (s *site) config(reg *prometheus.Registry) local.Config {
+	return local.Config{
+		LoadConfig:        func() (*templating.Config, error) { return loadConfig(s.cfgPath) },
+		ConfigPath:        s.cfgPath,
+		Resources:         s.resources,
+		HAProxy:           s.bin,
+		Listen:            fmt.Sprintf("127.0.0.1:%d", s.port),
+		StatsListen:       fmt.Sprintf("127.0.0.1:%d", s.stats),
+		WorkDir:           s.work,
+		Debounce:          0,
+		MinReloadInterval: -1,
+		Log:               slog.New(slog.NewTextHandler(tWriter{s.t}, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		Registry:          reg,
+		HAProxyOutput:     tWriter{s.t},
+	}
+}
+
 // startLocal runs local mode on HAProxy series with the stock libraries
 // and operator config text, watching a fresh resources directory holding
 // files, and waits until the first plan is applied.
 func startLocal(t *testing.T, series, operator string, files map[string]string) *env {
 	t.Helper()
-	bin := haproxytest.Binary(t, series)
-	dir := t.TempDir()
-	e := &env{t: t, resources: filepath.Join(dir, "resources"), cfgPath: filepath.Join(dir, "config.yaml"), reg: prometheus.NewRegistry()}
-	if err := os.MkdirAll(e.resources, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, content := range files {
-		e.write(name, content)
-	}
-	e.writeConfig(operator)
-	port, stats := haproxytest.FreePort(t), haproxytest.FreePort(t)
+	return newSite(t, series, operator, files).start()
+}
+
+// start runs local mode on the site in this process and waits until the
+// first plan is applied.
+func (s *site) start() *env {
+	t := s.t
+	t.Helper()
+	e := &env{t: t, site: s, resources: s.resources, cfgPath: s.cfgPath, reg: prometheus.NewRegistry()}
 	ready := make(chan local.Info, 1)
-	cfg := local.Config{
-		LoadConfig:        func() (*templating.Config, error) { return loadConfig(e.cfgPath) },
-		ConfigPath:        e.cfgPath,
-		Resources:         e.resources,
-		HAProxy:           bin,
-		Listen:            fmt.Sprintf("127.0.0.1:%d", port),
-		StatsListen:       fmt.Sprintf("127.0.0.1:%d", stats),
-		WorkDir:           filepath.Join(dir, "work"),
-		Debounce:          0,
-		MinReloadInterval: -1,
-		Log:               slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo})),
-		Registry:          e.reg,
-		HAProxyOutput:     tWriter{t},
-		Ready:             func(i local.Info) { ready <- i },
-	}
+	cfg := s.config(e.reg)
+	cfg.Ready = func(i local.Info) { ready <- i }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	var runErr error
@@ -80,17 +124,21 @@ func startLocal(t *testing.T, series, operator string, files map[string]string) 
 		defer close(done)
 		runErr = local.Run(ctx, cfg)
 	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-			if runErr != nil {
-				t.Errorf("local.Run: %v", runErr)
+	var once sync.Once
+	e.stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case <-done:
+				if runErr != nil {
+					t.Errorf("local.Run: %v", runErr)
+				}
+			case <-time.After(waitTimeout):
+				t.Error("local.Run did not return after cancel")
 			}
-		case <-time.After(waitTimeout):
-			t.Error("local.Run did not return after cancel")
-		}
-	})
+		})
+	}
+	t.Cleanup(e.stop)
 	select {
 	case e.info = <-ready:
 	case <-done:

@@ -3,10 +3,12 @@ package local
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -15,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -64,7 +67,9 @@ type Config struct {
 	// /metrics; empty serves none.
 	MetricsListen string
 	// WorkDir holds HAProxy's tree, the agent's state and the sockets.
-	// Empty means a new temporary directory, removed at the end.
+	// Empty means a new temporary directory, removed at the end. One that
+	// an earlier run used is a restart (see the package doc); one that a
+	// running local mode uses is refused.
 	WorkDir string
 	// Debounce is the debounce interval; zero disables debouncing (the
 	// CLI's default is [controller.DefaultDebounceInterval]).
@@ -103,6 +108,8 @@ type Info struct {
 	AgentURL string
 	// HAProxyVersion is the binary's version ("3.4.7-1").
 	HAProxyVersion string
+	// HAProxyPID is the HAProxy master's process ID.
+	HAProxyPID int
 	// BaseDir is HAProxy's tree.
 	BaseDir string
 	// Echo are the echo servers' addresses.
@@ -204,15 +211,26 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		defer echoes.Close()
 	}
 
-	// HAProxy on its bootstrap configuration, under supervision.
-	if err := os.WriteFile(filepath.Join(p.base, renderplan.ConfigPath), agent.BootstrapConfig(p.statsSocket, []string{cfg.Listen}), 0o644); err != nil {
-		return fmt.Errorf("local: bootstrap config: %w", err)
-	}
-	sup, err := agent.StartSupervisor(ctx, agent.SupervisorConfig{
-		Binary: cfg.HAProxy, BaseDir: p.base, MasterSocket: p.masterSocket, Output: cfg.HAProxyOutput, Log: log,
+	// The agent first: it locks the tree and finishes an apply a crash
+	// interrupted before HAProxy reads a file of it.
+	reg := cfg.Registry
+	a, err := agent.New(agent.Config{
+		BaseDir: p.base, MasterSocket: p.masterSocket, StatsSocket: p.statsSocket,
+		MinReloadInterval: cfg.MinReloadInterval, Version: "local", Log: log.With("component", "agent"), Registerer: reg,
 	})
 	if err != nil {
+		var le *agent.LockError
+		if errors.As(err, &le) {
+			return fmt.Errorf("local: work dir %s is in use (%w): stop that process first", p.work, le)
+		}
 		return fmt.Errorf("local: %w", err)
+	}
+	defer func() { _ = a.Close() }()
+
+	// HAProxy, under supervision.
+	sup, err := startHAProxy(ctx, cfg, p, a)
+	if err != nil {
+		return err
 	}
 	defer func() {
 		stopCtx, stop := context.WithTimeout(context.Background(), 15*time.Second)
@@ -223,16 +241,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		log.Info("haproxy stopped")
 	}()
 
-	// The agent, in process, behind its HTTP contract.
-	reg := cfg.Registry
-	a, err := agent.New(agent.Config{
-		BaseDir: p.base, MasterSocket: p.masterSocket, StatsSocket: p.statsSocket,
-		MinReloadInterval: cfg.MinReloadInterval, Version: "local", Log: log.With("component", "agent"), Registerer: reg,
-	})
-	if err != nil {
-		return fmt.Errorf("local: %w", err)
-	}
-	defer func() { _ = a.Close() }()
+	// The agent runs behind its HTTP contract.
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel() // stop the goroutines before waiting for them
@@ -303,7 +312,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if cfg.Ready != nil {
 		cfg.Ready(Info{
 			HTTPAddr: cfg.Listen, MetricsAddr: metricsAddr, AgentURL: agentURL, HAProxyVersion: versionOf(checker.Version()),
-			BaseDir: p.base, Echo: echoes.Addrs(), Loop: loop, Agent: client,
+			HAProxyPID: sup.PID(), BaseDir: p.base, Echo: echoes.Addrs(), Loop: loop, Agent: client,
 		})
 	}
 	log.Info("local mode serving", "http", cfg.Listen, "metrics", metricsAddr, "haproxy", versionOf(checker.Version()), "base_dir", p.base, "resources", cfg.Resources)
@@ -328,11 +337,45 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	}
 }
 
+// startHAProxy starts HAProxy on the tree the agent has committed, so
+// that a restart on an existing work dir serves what the last run applied
+// from its first moment. Without one, or when HAProxy refuses it, it
+// writes the bootstrap configuration and starts on that; the agent sees
+// the bootstrap as drift (its state lists the bootstrap's digest), so the
+// first apply carries the full state and a reload.
+func startHAProxy(ctx context.Context, cfg Config, p paths, a *agent.Agent) (*agent.Supervisor, error) {
+	log := cfg.Log
+	sc := agent.SupervisorConfig{
+		Binary: cfg.HAProxy, BaseDir: p.base, MasterSocket: p.masterSocket, StatsSocket: p.statsSocket, Output: cfg.HAProxyOutput, Log: log,
+	}
+	if st, err := a.State(ctx); err == nil && st.AppliedPlanID != "" {
+		sup, err := agent.StartSupervisor(ctx, sc)
+		if err == nil {
+			log.Info("haproxy started on the tree of the last run", "plan_id", st.AppliedPlanID)
+			return sup, nil
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("local: %w", err)
+		}
+		log.Warn("haproxy did not start on the tree of the last run; starting on the bootstrap configuration", "plan_id", st.AppliedPlanID, "error", err)
+	}
+	if err := os.WriteFile(filepath.Join(p.base, renderplan.ConfigPath), agent.BootstrapConfig(p.statsSocket, []string{cfg.Listen}), 0o644); err != nil {
+		return nil, fmt.Errorf("local: bootstrap config: %w", err)
+	}
+	a.CheckDrift()
+	sup, err := agent.StartSupervisor(ctx, sc)
+	if err != nil {
+		return nil, fmt.Errorf("local: %w", err)
+	}
+	return sup, nil
+}
+
 // workDir makes the directories of one run under dir, or under a new
 // temporary directory when dir is empty (removed by cleanup).
 func workDir(dir string) (paths, func(), error) {
 	cleanup := func() {}
-	if dir == "" {
+	temp := dir == ""
+	if temp {
 		d, err := os.MkdirTemp("", "haptic-local-")
 		if err != nil {
 			return paths{}, nil, fmt.Errorf("local: work dir: %w", err)
@@ -354,15 +397,17 @@ func workDir(dir string) (paths, func(), error) {
 		}
 	}
 	// HAProxy refuses socket paths longer than 97 bytes: use a short
-	// temporary directory for the sockets when the work dir is deep.
+	// directory for the sockets when the work dir is deep.
 	if len(p.masterSocket) > maxSocketPath {
-		run, err := os.MkdirTemp("", "haptic-run-")
+		run, err := socketDir(abs, temp)
 		if err != nil {
 			cleanup()
 			return paths{}, nil, fmt.Errorf("local: socket dir: %w", err)
 		}
-		prev := cleanup
-		cleanup = func() { _ = os.RemoveAll(run); prev() }
+		if temp {
+			prev := cleanup
+			cleanup = func() { _ = os.RemoveAll(run); prev() }
+		}
 		p.run = run
 		p.statsSocket = filepath.Join(run, "stats.sock")
 		p.masterSocket = filepath.Join(run, "master.sock")
@@ -372,6 +417,33 @@ func workDir(dir string) (paths, func(), error) {
 		}
 	}
 	return p, cleanup, nil
+}
+
+// socketDir returns a short directory for the sockets of work dir abs.
+// A temporary work dir gets a new temporary directory (removed with it).
+// Any other gets the same directory
+// on every run, named after its path and kept: the configuration the
+// last run committed names its stats socket, and a restart that starts
+// HAProxy on that configuration must find the socket where it names it.
+// The directory must be this user's and private, and not a symbolic link.
+func socketDir(abs string, temp bool) (string, error) {
+	if temp {
+		return os.MkdirTemp("", "haptic-run-")
+	}
+	sum := sha256.Sum256([]byte(abs))
+	dir := filepath.Join(os.TempDir(), "haptic-run-"+hex.EncodeToString(sum[:6]))
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", err
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return "", err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || fi.Mode().Perm() != 0o700 || !ok || int(st.Uid) != os.Getuid() {
+		return "", fmt.Errorf("%s is not a private directory of this user (mode %v)", dir, fi.Mode())
+	}
+	return dir, nil
 }
 
 // compile loads and compiles the config with local mode's addresses.
