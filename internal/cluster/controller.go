@@ -163,7 +163,11 @@ func (c *ctrl) run(ctx context.Context) error {
 	} else {
 		c.lead(ctx, 1)
 	}
-	wg.Go(func() { c.status.run(ctx, c.pipeline, c.leading.Load) })
+	pub := &publisher{kube: c.kube, dyn: c.dyn, namespace: c.cfg.Namespace, name: c.cfg.Name, log: c.log, m: newPublishMetrics(c.reg)}
+	wg.Go(func() {
+		c.status.run(ctx, c.pipeline, c.leading.Load, pub)
+		pub.close()
+	})
 	configs := make(chan configObject, 1)
 	wg.Go(func() {
 		if err := watchConfig(ctx, c.dyn, c.cfg.Namespace, c.cfg.Name, configs); err != nil && ctx.Err() == nil {

@@ -35,8 +35,20 @@
 // The controller reads: its HAProxyTemplateConfig (get, list, watch),
 // every watched resource (list, watch), pods in the HAProxy namespace
 // (list, watch) and the agent token Secret (get) when the config names
-// one. It writes: the config's status subresource (patch, server-side
-// apply) and its Lease in coordination.k8s.io (get, create, update).
+// one. It writes, with server-side apply: the config's status, the
+// HAProxyCfg of the same name and its status (get, patch), and the status
+// of the Ingresses of its class (ingresses/status: patch); it creates
+// Events in events.k8s.io (create, patch) and holds its Lease in
+// coordination.k8s.io (get, create, update).
+//
+// # What the leader publishes
+//
+// Besides the config's Validated and Ready conditions: a Warning Event
+// (reason = the problem's reason) on each object a render left out, once
+// per problem and at most 20 a second; the HAProxy pods' addresses in
+// status.loadBalancer of the Ingresses of its class; and an HAProxyCfg
+// (plan ID, problems, and the plan each pod runs), at most once per
+// configPublishInterval.
 //
 // # I/O and concurrency
 //

@@ -17,6 +17,7 @@ import (
 // listed anew); a config with new templates only swaps the engine.
 type pipeline struct {
 	loop   *controller.Loop
+	src    *Source
 	pods   *Pods
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -34,7 +35,7 @@ func (c *ctrl) startPipeline(ctx context.Context, s *Settings, engine *templatin
 	if err != nil {
 		return nil, err
 	}
-	p := &pipeline{settings: s, done: make(chan struct{})}
+	p := &pipeline{settings: s, src: src, done: make(chan struct{})}
 	pods, err := NewPods(PodsConfig{
 		Client: c.kube, Namespace: s.PodNamespace, Selector: s.PodSelector, Port: s.AgentPort,
 		Token:   func() agentapi.Token { return token },

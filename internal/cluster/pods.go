@@ -181,6 +181,22 @@ func (p *Pods) Addresses() []string {
 	return slices.Compact(ips)
 }
 
+// IPs returns the address of each servable pod, by name.
+func (p *Pods) IPs() map[string]string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[string]string{}
+	if p.lister == nil {
+		return out
+	}
+	for _, o := range p.lister.List() {
+		if pod, ok := o.(*corev1.Pod); ok && servable(pod) {
+			out[pod.Name] = pod.Status.PodIP
+		}
+	}
+	return out
+}
+
 // servable: the pod has an address, runs, and is not being deleted. Its
 // agent's readiness is not asked: a fresh pod's agent is what the first
 // apply makes ready.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -61,6 +62,9 @@ type Source struct {
 	gvrs   []schema.GroupVersionResource
 	labels []labels.Selector
 	fields []fieldFilter
+
+	mu      sync.Mutex
+	indexes map[string]cache.Indexer // guarded by mu; by alias, once Run started
 }
 
 // fieldFilter is a parsed client-side field selector with the paths of
@@ -152,6 +156,12 @@ func (s *Source) Run(ctx context.Context, events chan<- controller.Event) error 
 			return fmt.Errorf("informer source %s: %w", w.Alias, err)
 		}
 		synced = append(synced, reg.HasSynced)
+		s.mu.Lock()
+		if s.indexes == nil {
+			s.indexes = map[string]cache.Indexer{}
+		}
+		s.indexes[w.Alias] = inf.GetIndexer()
+		s.mu.Unlock()
 		go inf.RunWithContext(ctx)
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
@@ -164,6 +174,24 @@ func (s *Source) Run(ctx context.Context, events chan<- controller.Event) error 
 	}
 	<-ctx.Done()
 	return ctx.Err()
+}
+
+// Objects returns the objects of alias as the informer holds them (the
+// field selector not applied): read-only, for status writers.
+func (s *Source) Objects(alias string) []*unstructured.Unstructured {
+	s.mu.Lock()
+	idx := s.indexes[alias]
+	s.mu.Unlock()
+	if idx == nil {
+		return nil
+	}
+	var out []*unstructured.Unstructured
+	for _, o := range idx.List() {
+		if u, ok := o.(*unstructured.Unstructured); ok {
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // informer returns the informer of watch i: namespace scope and label

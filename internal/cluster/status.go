@@ -76,9 +76,9 @@ func (w *statusWriter) setReady(gen int64, ok bool, reason, msg string) {
 	w.set(gen, v1alpha1.ConditionReady, ok, reason, msg)
 }
 
-// run refreshes Ready from the pipeline's loop and writes the status
-// while leading, until ctx ends.
-func (w *statusWriter) run(ctx context.Context, pipe func() *pipeline, leading func() bool) {
+// run refreshes Ready from the pipeline's loop, writes the status and
+// has pub publish the rest while leading, until ctx ends.
+func (w *statusWriter) run(ctx context.Context, pipe func() *pipeline, leading func() bool, pub *publisher) {
 	t := time.NewTicker(statusRefresh)
 	defer t.Stop()
 	for {
@@ -91,10 +91,14 @@ func (w *statusWriter) run(ctx context.Context, pipe func() *pipeline, leading f
 		if !leading() {
 			continue
 		}
-		if p := pipe(); p != nil {
+		p := pipe()
+		if p != nil {
 			w.refreshReady(p)
 		}
 		w.write(ctx)
+		if p != nil && pub != nil {
+			pub.round(ctx, p)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -10,7 +11,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/haptic-io/haptic/agentapi"
@@ -179,6 +182,31 @@ func TestControllerServesIngressesAndFollowsTheCluster(t *testing.T) {
 	if ok, why := e.ctls[0].ready(e.ctx); !ok {
 		t.Errorf("controller not ready: %s", why)
 	}
+	poll(e.ctx, t, "the Ingress's status lists every HAProxy pod", func() (bool, string) {
+		ing, err := e.Client.NetworkingV1().Ingresses(e.app).Get(e.ctx, "a", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		var got []string
+		for _, lb := range ing.Status.LoadBalancer.Ingress {
+			got = append(got, lb.IP)
+		}
+		var want []string
+		for _, p := range e.pods(t) {
+			want = append(want, p.Status.PodIP)
+		}
+		slices.Sort(want)
+		return slices.Equal(got, want), fmt.Sprintf("status %v, pods %v", got, want)
+	})
+	poll(e.ctx, t, "the HAProxyCfg shows every pod on the plan", func() (bool, string) {
+		u, err := e.Dynamic.Resource(outputGVR).Namespace(e.ns).Get(e.ctx, "haptic", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		plan, _, _ := unstructured.NestedString(u.Object, "spec", "planID")
+		ready, _, _ := unstructured.NestedInt64(u.Object, "status", "readyPods")
+		return plan != "" && ready == int64(len(e.d.Pods)), fmt.Sprintf("plan %q, ready %d", plan, ready)
+	})
 	workers := e.settled(t)
 
 	t.Run("a second Ingress is added without a reload", func(t *testing.T) {
@@ -244,6 +272,34 @@ func TestControllerServesIngressesAndFollowsTheCluster(t *testing.T) {
 		if got := e.workers(t); fmt.Sprint(got) != fmt.Sprint(before) {
 			t.Errorf("workers %v, then %v: the restart reloaded HAProxy", before, got)
 		}
+	})
+
+	t.Run("an Ingress the library refuses gets an Event and the rest deploys", func(t *testing.T) {
+		bad := echoIngress(e.app, "bad.example", "echo")
+		bad.Name = "bad"
+		impl := networkingv1.PathTypeImplementationSpecific
+		bad.Spec.Rules[0].HTTP.Paths[0].Path = "/" + strings.Repeat("a", 12000)
+		bad.Spec.Rules[0].HTTP.Paths[0].PathType = &impl
+		if _, err := e.Client.NetworkingV1().Ingresses(e.app).Create(e.ctx, bad, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		e.createIngress(t, "c", "c.example", "echo")
+		e.serveEverywhere(t, "c.example", 200)
+		poll(e.ctx, t, "a ValueTooLong Event on Ingress bad", func() (bool, string) {
+			evs, err := e.Client.EventsV1().Events(e.app).List(e.ctx, metav1.ListOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			var seen []string
+			for _, ev := range evs.Items {
+				seen = append(seen, ev.Regarding.Kind+"/"+ev.Regarding.Name+":"+ev.Reason)
+				if ev.Regarding.Kind == "Ingress" && ev.Regarding.Name == "bad" && ev.Reason == "ValueTooLong" && ev.Type == corev1.EventTypeWarning {
+					return true, ""
+				}
+			}
+			return false, fmt.Sprint(seen)
+		})
+		e.serveEverywhere(t, "bad.example", 404)
 	})
 
 	t.Run("a deleted Ingress answers 404", func(t *testing.T) {
