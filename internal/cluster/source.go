@@ -89,8 +89,12 @@ func NewSource(cfg SourceConfig) (*Source, error) {
 	var errs []error
 	for _, w := range cfg.Watches {
 		gv, err := schema.ParseGroupVersion(w.APIVersion)
-		if err != nil || w.Resource == "" || w.Alias == "" {
-			errs = append(errs, fmt.Errorf("watch %q: apiVersion %q resource %q: %v", w.Alias, w.APIVersion, w.Resource, err))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("watch %q: apiVersion %q: %w", w.Alias, w.APIVersion, err))
+			continue
+		}
+		if w.Resource == "" || w.Alias == "" {
+			errs = append(errs, fmt.Errorf("watch %q: alias and resource are required", w.Alias))
 			continue
 		}
 		ls, err := labels.Parse(w.LabelSelector)

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -103,7 +104,7 @@ func TestSourceListsEverythingBeforeInitializedAndTrimsObjects(t *testing.T) {
 		t.Errorf("after a delete: %s", c)
 	}
 	cancel()
-	if err := <-done; err != context.Canceled {
+	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Errorf("Run returned %v, want context.Canceled", err)
 	}
 }

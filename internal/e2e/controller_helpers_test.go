@@ -30,7 +30,7 @@ var (
 
 // installCRDs applies HAPTIC's CRDs (config/crd/bases) and waits until
 // the apiserver serves them.
-func (c *cluster) installCRDs(ctx context.Context, t *testing.T) {
+func (c *cluster) installCRDs(ctx context.Context, t testing.TB) {
 	t.Helper()
 	root, err := moduleRoot()
 	if err != nil {
@@ -79,7 +79,7 @@ func (c *cluster) installCRDs(ctx context.Context, t *testing.T) {
 // with the stock libraries, the pods' extraContext, the HAProxy pods of
 // testdata/haproxy-deployment.yaml and their token Secret; extra is YAML
 // merged into spec (a test's validation tests, a broken template).
-func (c *cluster) applyConfig(ctx context.Context, t *testing.T, ns, extraSpec string) {
+func (c *cluster) applyConfig(ctx context.Context, t testing.TB, ns, extraSpec string) {
 	t.Helper()
 	objs, err := minicluster.SplitManifests([]byte(strings.ReplaceAll(`
 apiVersion: haproxy-haptic.org/v1alpha1
@@ -132,7 +132,7 @@ type controllerProc struct {
 
 // startController starts `haptic controller` for the config "haptic" in
 // ns with short leader-election timings.
-func (c *cluster) startController(ctx context.Context, t *testing.T, ns, identity string) *controllerProc {
+func (c *cluster) startController(ctx context.Context, t testing.TB, ns, identity string) *controllerProc {
 	t.Helper()
 	listen := freePort(t)
 	// The gate's haproxy -c runs as nobody: its scratch directory must be
@@ -185,7 +185,7 @@ func (p *controllerProc) ready(ctx context.Context) (bool, string) {
 	return code == 200, strings.TrimSpace(body)
 }
 
-func freePort(t *testing.T) string {
+func freePort(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -30,10 +30,10 @@ type controllerEnv struct {
 	ctls []*controllerProc
 	// top is the test the environment belongs to: controllers started in
 	// a subtest must outlive it.
-	top *testing.T
+	top testing.TB
 }
 
-func startProduct(t *testing.T, replicas int, controllers ...string) *controllerEnv {
+func startProduct(t testing.TB, replicas int, controllers ...string) *controllerEnv {
 	t.Helper()
 	c := startCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -56,7 +56,7 @@ func (e *controllerEnv) startController(identity string) *controllerProc {
 
 // settled returns the pods' worker PIDs once they stay the same over a
 // reload pacing interval (a reload the agent scheduled has happened).
-func (e *controllerEnv) settled(t *testing.T) map[string]int {
+func (e *controllerEnv) settled(t testing.TB) map[string]int {
 	t.Helper()
 	var last map[string]int
 	poll(e.ctx, t, "HAProxy workers settled", func() (bool, string) {
@@ -72,14 +72,14 @@ func (e *controllerEnv) settled(t *testing.T) map[string]int {
 }
 
 // pods returns the HAProxy pods as they are now.
-func (e *controllerEnv) pods(t *testing.T) []corev1.Pod {
+func (e *controllerEnv) pods(t testing.TB) []corev1.Pod {
 	t.Helper()
 	return e.waitHAProxyPods(e.ctx, t, e.ns, len(e.d.Pods))
 }
 
 // workers returns each pod's HAProxy worker PID, by pod name: a reload
 // changes it.
-func (e *controllerEnv) workers(t *testing.T) map[string]int {
+func (e *controllerEnv) workers(t testing.TB) map[string]int {
 	t.Helper()
 	out := map[string]int{}
 	for _, p := range e.pods(t) {
@@ -94,7 +94,7 @@ func (e *controllerEnv) workers(t *testing.T) map[string]int {
 
 // serveEverywhere waits until host answers status through every HAProxy
 // pod.
-func (e *controllerEnv) serveEverywhere(t *testing.T, host string, status int) {
+func (e *controllerEnv) serveEverywhere(t testing.TB, host string, status int) {
 	t.Helper()
 	for _, p := range e.pods(t) {
 		waitStatus(e.ctx, t, "http://"+p.Status.PodIP+"/", host, status)
@@ -102,7 +102,7 @@ func (e *controllerEnv) serveEverywhere(t *testing.T, host string, status int) {
 }
 
 // createIngress routes host to Service svc with an Ingress named name.
-func (e *controllerEnv) createIngress(t *testing.T, name, host, svc string) {
+func (e *controllerEnv) createIngress(t testing.TB, name, host, svc string) {
 	t.Helper()
 	ing := echoIngress(e.app, host, svc)
 	ing.Name = name
@@ -121,7 +121,7 @@ type probe struct {
 	stop         chan struct{}
 }
 
-func (e *controllerEnv) startProbe(t *testing.T, host string) *probe {
+func (e *controllerEnv) startProbe(t testing.TB, host string) *probe {
 	t.Helper()
 	pr := &probe{stop: make(chan struct{})}
 	for _, p := range e.pods(t) {
@@ -149,7 +149,7 @@ func (e *controllerEnv) startProbe(t *testing.T, host string) *probe {
 	return pr
 }
 
-func (pr *probe) end(t *testing.T, what string) {
+func (pr *probe) end(t testing.TB, what string) {
 	t.Helper()
 	close(pr.stop)
 	pr.wg.Wait()
@@ -312,7 +312,7 @@ func TestControllerServesIngressesAndFollowsTheCluster(t *testing.T) {
 
 // scale sets the replicas of Deployment name in the app namespace and
 // waits until its Service's EndpointSlices list that many ready pods.
-func scale(ctx context.Context, t *testing.T, e *controllerEnv, name string, n int32) {
+func scale(ctx context.Context, t testing.TB, e *controllerEnv, name string, n int32) {
 	t.Helper()
 	patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, n)
 	if _, err := e.Client.AppsV1().Deployments(e.app).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {

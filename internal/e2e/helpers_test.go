@@ -60,7 +60,7 @@ type cluster struct {
 // both when it ends. It skips (or fails under CI=true) like
 // minicluster.StartT when the sandbox, the cluster binaries or HAProxy 3.4
 // are missing.
-func startCluster(t *testing.T) *cluster {
+func startCluster(t testing.TB) *cluster {
 	t.Helper()
 	minicluster.RequireT(t)
 	haproxy := haproxytest.Binary(t, "3.4")
@@ -97,7 +97,7 @@ var hapticBuild struct {
 
 // hapticBinary builds ./cmd/haptic from the module root once per test
 // binary and returns its path.
-func hapticBinary(t *testing.T) string {
+func hapticBinary(t testing.TB) string {
 	t.Helper()
 	hapticBuild.once.Do(func() {
 		root, err := moduleRoot()
@@ -161,7 +161,7 @@ func (d *haproxyDeployment) agent(pod corev1.Pod) *agentapi.Client {
 // deployHAProxy creates namespace ns, the token Secret and the HAProxy
 // Deployment of testdata/haproxy-deployment.yaml with replicas pods, and
 // waits until that many are Ready.
-func (c *cluster) deployHAProxy(ctx context.Context, t *testing.T, ns string, replicas int) *haproxyDeployment {
+func (c *cluster) deployHAProxy(ctx context.Context, t testing.TB, ns string, replicas int) *haproxyDeployment {
 	t.Helper()
 	c.createNamespace(ctx, t, ns)
 	tok := newToken(t)
@@ -189,7 +189,7 @@ func (c *cluster) deployHAProxy(ctx context.Context, t *testing.T, ns string, re
 // waitHAProxyPods waits until ns holds exactly n HAProxy pods, every one
 // Ready and none of them terminating or one of gone, and returns them
 // sorted by name. On a timeout it logs the pods' container logs.
-func (c *cluster) waitHAProxyPods(ctx context.Context, t *testing.T, ns string, n int, gone ...types.UID) []corev1.Pod {
+func (c *cluster) waitHAProxyPods(ctx context.Context, t testing.TB, ns string, n int, gone ...types.UID) []corev1.Pod {
 	t.Helper()
 	var pods []corev1.Pod
 	ok := poll(ctx, t, fmt.Sprintf("%d Ready HAProxy pods in %s", n, ns), func() (bool, string) {
@@ -217,7 +217,7 @@ func (c *cluster) waitHAProxyPods(ctx context.Context, t *testing.T, ns string, 
 }
 
 // logPods logs every container's log of the pods in ns, for a failure.
-func (c *cluster) logPods(ctx context.Context, t *testing.T, ns string) {
+func (c *cluster) logPods(ctx context.Context, t testing.TB, ns string) {
 	t.Helper()
 	pl, err := c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -233,7 +233,7 @@ func (c *cluster) logPods(ctx context.Context, t *testing.T, ns string) {
 	}
 }
 
-func (c *cluster) createNamespace(ctx context.Context, t *testing.T, ns string) {
+func (c *cluster) createNamespace(ctx context.Context, t testing.TB, ns string) {
 	t.Helper()
 	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create namespace %s: %v", ns, err)
@@ -241,7 +241,7 @@ func (c *cluster) createNamespace(ctx context.Context, t *testing.T, ns string) 
 }
 
 // newToken returns a random agent token.
-func newToken(t *testing.T) agentapi.Token {
+func newToken(t testing.TB) agentapi.Token {
 	t.Helper()
 	b := make([]byte, 24)
 	if _, err := rand.Read(b); err != nil {
@@ -257,7 +257,7 @@ func newToken(t *testing.T) agentapi.Token {
 // deployEcho creates a one-pod echo-basic Deployment and a Service name
 // (port 80 to echo-basic's 3000) in ns, and waits until the Service's
 // EndpointSlices list the pod, Ready. It returns the pod.
-func (c *cluster) deployEcho(ctx context.Context, t *testing.T, ns, name string) corev1.Pod {
+func (c *cluster) deployEcho(ctx context.Context, t testing.TB, ns, name string) corev1.Pod {
 	t.Helper()
 	objs, err := minicluster.SplitManifests([]byte(strings.NewReplacer("__NAMESPACE__", ns, "__NAME__", name).Replace(`
 apiVersion: apps/v1
@@ -329,7 +329,7 @@ func podExtraContext() map[string]any {
 // apiserver holds in ns of every resource they watch (Ingresses, Services,
 // EndpointSlices, Secrets), with podExtraContext. A render problem fails
 // the test.
-func (c *cluster) renderStock(ctx context.Context, t *testing.T, ns string) *renderplan.Output {
+func (c *cluster) renderStock(ctx context.Context, t testing.TB, ns string) *renderplan.Output {
 	t.Helper()
 	cfgs, err := libraries.Load("base", "ingress")
 	if err != nil {
@@ -375,7 +375,7 @@ func (c *cluster) renderStock(ctx context.Context, t *testing.T, ns string) *ren
 // state and a reload), deployplan.Diff decides, and every file's body
 // travels. fence must be at least the agent's. It returns the ACK and
 // fails the test on a NACK.
-func applyPlan(ctx context.Context, t *testing.T, cl *agentapi.Client, out *renderplan.Output, fence uint64) *agentapi.ApplyResult {
+func applyPlan(ctx context.Context, t testing.TB, cl *agentapi.Client, out *renderplan.Output, fence uint64) *agentapi.ApplyResult {
 	t.Helper()
 	st, err := cl.State(ctx)
 	if err != nil {
@@ -427,7 +427,7 @@ func get(ctx context.Context, url, host string) (int, string, error) {
 
 // waitStatus waits until GET url (Host host) answers status and returns
 // the body; it fails the test on a timeout.
-func waitStatus(ctx context.Context, t *testing.T, url, host string, status int) string {
+func waitStatus(ctx context.Context, t testing.TB, url, host string, status int) string {
 	t.Helper()
 	var body string
 	if !poll(ctx, t, fmt.Sprintf("GET %s (Host %q) to answer %d", url, host, status), func() (bool, string) {
@@ -443,7 +443,7 @@ func waitStatus(ctx context.Context, t *testing.T, url, host string, status int)
 // poll calls f every 200 ms until it reports done, for at most
 // waitTimeout; on a timeout it reports an error naming what and f's last
 // state, and returns false.
-func poll(ctx context.Context, t *testing.T, what string, f func() (done bool, state string)) bool {
+func poll(ctx context.Context, t testing.TB, what string, f func() (done bool, state string)) bool {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, waitTimeout)
 	defer cancel()
