@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -57,6 +58,9 @@ type Config struct {
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	// Listen serves /healthz, /readyz and /metrics; empty serves none.
 	Listen string
+	// PprofListen serves /debug/pprof; it must be a loopback address
+	// (profiles show the objects and templates), empty serves none.
+	PprofListen string
 	// Debounce and CheckSpacing are the loop's (controller.Config).
 	Debounce     controller.DebounceConfig
 	CheckSpacing time.Duration
@@ -87,6 +91,8 @@ type ctrl struct {
 	dyn     dynamic.Interface
 	checker *rendergate.HAProxyChecker
 	reg     *prometheus.Registry
+	// watchEvents counts informer notifications across pipelines.
+	watchEvents *prometheus.CounterVec
 
 	leading atomic.Bool
 	term    atomic.Uint64
@@ -129,7 +135,7 @@ func newController(cfg Config) (*ctrl, error) {
 	if err != nil {
 		return nil, fmt.Errorf("controller: %w", err)
 	}
-	c := &ctrl{cfg: cfg, log: cfg.Log, kube: kube, dyn: dyn, checker: checker, reg: cfg.Registry}
+	c := &ctrl{cfg: cfg, log: cfg.Log, kube: kube, dyn: dyn, checker: checker, reg: cfg.Registry, watchEvents: NewWatchEventsCounter(cfg.Registry)}
 	c.status = &statusWriter{dyn: dyn, namespace: cfg.Namespace, name: cfg.Name, log: cfg.Log}
 	return c, nil
 }
@@ -143,7 +149,14 @@ func (c *ctrl) run(ctx context.Context) error {
 	errs := make(chan error, 4)
 
 	if c.cfg.Listen != "" {
-		stop, err := c.serveHTTP()
+		stop, err := serve(c.cfg.Listen, c.mux())
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	if c.cfg.PprofListen != "" {
+		stop, err := servePprof(c.cfg.PprofListen)
 		if err != nil {
 			return err
 		}
@@ -332,7 +345,7 @@ func (c *ctrl) ready() (bool, string) {
 	return true, "leading"
 }
 
-func (c *ctrl) serveHTTP() (func(), error) {
+func (c *ctrl) mux() *http.ServeMux {
 	_ = c.reg.Register(collectors.NewGoCollector())
 	_ = c.reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
@@ -346,11 +359,32 @@ func (c *ctrl) serveHTTP() (func(), error) {
 		}
 		_, _ = w.Write([]byte(why + "\n"))
 	})
-	l, err := net.Listen("tcp", c.cfg.Listen)
+	return mux
+}
+
+// servePprof serves net/http/pprof on a loopback address only.
+func servePprof(addr string) (func(), error) {
+	host, _, err := net.SplitHostPort(addr)
+	ip := net.ParseIP(host)
+	if err != nil || (host != "localhost" && (ip == nil || !ip.IsLoopback())) {
+		return nil, fmt.Errorf("controller: pprof address %q: want a loopback address (127.0.0.1:port)", addr)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return serve(addr, mux)
+}
+
+// serve serves h on addr until the returned stop is called.
+func serve(addr string, h http.Handler) (func(), error) {
+	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("controller: listen: %w", err)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 60 * time.Second}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 60 * time.Second}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -31,7 +31,7 @@ func (c *ctrl) startPipeline(ctx context.Context, s *Settings, engine *templatin
 	if err != nil {
 		return nil, err
 	}
-	src, err := NewSource(SourceConfig{Client: c.dyn, Watches: s.Watches, Log: c.log})
+	src, err := NewSource(SourceConfig{Client: c.dyn, Watches: s.Watches, Log: c.log, Events: c.watchEvents})
 	if err != nil {
 		return nil, err
 	}

@@ -114,8 +114,9 @@ func ParseSpec(spec map[string]any, namespace string, generation int64) (*Settin
 	// libraries'): each of its aliases gets a watch, unscoped unless the
 	// operator scoped it.
 	for alias, w := range typed.WatchedResourcesFor(merged) {
+		d, _ := w.Debounce()
 		s.Watches = append(s.Watches, Watch{Alias: alias, APIVersion: w.APIVersion, Resource: w.Resource,
-			Namespace: w.Namespace, LabelSelector: w.LabelSelector, FieldSelector: w.FieldSelector})
+			Namespace: w.Namespace, LabelSelector: w.LabelSelector, FieldSelector: w.FieldSelector, Debounce: d})
 	}
 	slices.SortFunc(s.Watches, func(a, b Watch) int { return strings.Compare(a.Alias, b.Alias) })
 	return s, nil

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -19,6 +22,7 @@ import (
 
 	"github.com/haptic-io/haptic/internal/controller"
 	"github.com/haptic-io/haptic/store"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Watch is one watched resource as the informer source lists it.
@@ -36,6 +40,11 @@ type Watch struct {
 	// (client-side: the apiserver supports field selectors on few fields
 	// of few resources). An object that stops matching is deleted.
 	FieldSelector string
+	// Debounce, when positive, batches the resource's changes: the first
+	// change after a quiet Debounce goes to the loop at once (leading
+	// edge), the changes that follow within Debounce go together when it
+	// ends. Zero sends every change at once.
+	Debounce time.Duration
 }
 
 // SourceConfig configures a [Source].
@@ -46,6 +55,20 @@ type SourceConfig struct {
 	Watches []Watch
 	// Log receives source problems; nil discards.
 	Log *slog.Logger
+	// Events counts the notifications by alias and type (add, update,
+	// delete); nil counts nothing.
+	Events *prometheus.CounterVec
+}
+
+// NewWatchEventsCounter returns the counter of [SourceConfig].Events,
+// registered with reg.
+func NewWatchEventsCounter(reg prometheus.Registerer) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "haptic_watch_events_total",
+		Help: "Notifications of the informers, by watched-resource alias and type (add, update, delete).",
+	}, []string{"resource", "type"})
+	reg.MustRegister(c)
+	return c
 }
 
 // Source is the Kubernetes informer source of the controller loop: one
@@ -152,9 +175,11 @@ func (f fieldFilter) matches(obj map[string]any) bool {
 // Run starts the informers and delivers their changes until ctx ends.
 func (s *Source) Run(ctx context.Context, events chan<- controller.Event) error {
 	var synced []cache.InformerSynced
+	var handlers []*handler
 	for i, w := range s.cfg.Watches {
 		inf := s.informer(i)
-		h := &handler{alias: w.Alias, filter: s.fields[i], events: events, ctx: ctx, log: s.cfg.Log}
+		h := &handler{alias: w.Alias, filter: s.fields[i], events: events, ctx: ctx, log: s.cfg.Log, hold: w.Debounce, counts: s.cfg.Events}
+		handlers = append(handlers, h)
 		reg, err := inf.AddEventHandler(h)
 		if err != nil {
 			return fmt.Errorf("informer source %s: %w", w.Alias, err)
@@ -170,6 +195,9 @@ func (s *Source) Run(ctx context.Context, events chan<- controller.Event) error 
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return ctx.Err()
+	}
+	for _, h := range handlers {
+		h.listed() // from now on its debounce holds changes
 	}
 	select {
 	case events <- controller.Event{Initialized: true, Origin: "informers synced"}:
@@ -248,15 +276,30 @@ type handler struct {
 	events chan<- controller.Event
 	ctx    context.Context
 	log    *slog.Logger
+	hold   time.Duration
+	counts *prometheus.CounterVec
+
+	mu       sync.Mutex
+	holding  bool                         // guarded by mu; the listing was delivered and hold > 0
+	pending  map[string]controller.Change // guarded by mu; held changes by namespace/name
+	timer    *time.Timer                  // guarded by mu; set while changes are held
+	lastSent time.Time                    // guarded by mu
 }
 
 var _ cache.ResourceEventHandler = (*handler)(nil)
 
-func (h *handler) OnAdd(obj any, _ bool) { h.upsert(obj) }
+func (h *handler) count(typ string) {
+	if h.counts != nil {
+		h.counts.WithLabelValues(h.alias, typ).Inc()
+	}
+}
 
-func (h *handler) OnUpdate(_, obj any) { h.upsert(obj) }
+func (h *handler) OnAdd(obj any, _ bool) { h.count("add"); h.upsert(obj) }
+
+func (h *handler) OnUpdate(_, obj any) { h.count("update"); h.upsert(obj) }
 
 func (h *handler) OnDelete(obj any) {
+	h.count("delete")
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}
@@ -279,9 +322,51 @@ func (h *handler) upsert(obj any) {
 	h.send(c)
 }
 
+// listed marks the end of the initial listing, which is never held.
+func (h *handler) listed() {
+	h.mu.Lock()
+	h.holding = h.hold > 0
+	h.mu.Unlock()
+}
+
+// send delivers c at once, or holds it for the debounce window.
 func (h *handler) send(c controller.Change) {
+	h.mu.Lock()
+	if !h.holding || (h.timer == nil && time.Since(h.lastSent) >= h.hold) {
+		h.lastSent = time.Now()
+		h.mu.Unlock()
+		h.deliver([]controller.Change{c})
+		return
+	}
+	if h.pending == nil {
+		h.pending = map[string]controller.Change{}
+	}
+	h.pending[c.Namespace+"/"+c.Name] = c
+	if h.timer == nil {
+		h.timer = time.AfterFunc(h.hold-time.Since(h.lastSent), h.flush)
+	}
+	h.mu.Unlock()
+}
+
+// flush delivers the held changes, in namespace/name order.
+func (h *handler) flush() {
+	h.mu.Lock()
+	held := h.pending
+	h.pending, h.timer, h.lastSent = nil, nil, time.Now()
+	h.mu.Unlock()
+	if len(held) == 0 {
+		return
+	}
+	changes := make([]controller.Change, 0, len(held))
+	for _, k := range slices.Sorted(maps.Keys(held)) {
+		changes = append(changes, held[k])
+	}
+	h.deliver(changes)
+}
+
+func (h *handler) deliver(changes []controller.Change) {
 	select {
-	case h.events <- controller.Event{Changes: []controller.Change{c}, Origin: "watch " + h.alias}:
+	case h.events <- controller.Event{Changes: changes, Origin: "watch " + h.alias}:
 	case <-h.ctx.Done():
 	}
 }

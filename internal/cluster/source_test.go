@@ -122,3 +122,35 @@ func TestNewSourceRefusesBadWatches(t *testing.T) {
 		}
 	}
 }
+
+func TestHandlerDebounceSendsTheFirstChangeAndBatchesTheRest(t *testing.T) {
+	events := make(chan controller.Event, 8)
+	h := &handler{alias: "ingresses", events: events, ctx: context.Background(), hold: 300 * time.Millisecond}
+	obj := func(name, rv string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"namespace": "a", "name": name, "resourceVersion": rv}}}
+	}
+	h.OnAdd(obj("listed", "1"), true) // the listing is never held
+	if ev := <-events; len(ev.Changes) != 1 || ev.Changes[0].Name != "listed" {
+		t.Fatalf("listing: %+v", ev)
+	}
+	h.listed()
+	h.OnAdd(obj("x", "2"), false) // leading edge: at once
+	if ev := <-events; len(ev.Changes) != 1 || ev.Changes[0].Name != "x" {
+		t.Fatalf("leading edge: %+v", ev)
+	}
+	h.OnUpdate(nil, obj("y", "3"))
+	h.OnUpdate(nil, obj("y", "4"))
+	h.OnDelete(obj("x", "2"))
+	ev := <-events
+	if len(ev.Changes) != 2 || ev.Changes[0].String() != "delete ingresses a/x" || ev.Changes[1].String() != "upsert ingresses a/y" {
+		t.Fatalf("held changes %v, want one event: delete a/x, upsert a/y", ev.Changes)
+	}
+	if rv := ev.Changes[1].Object["metadata"].(map[string]any)["resourceVersion"]; rv != "4" {
+		t.Errorf("held update carries resourceVersion %v, want the latest, 4", rv)
+	}
+	select {
+	case ev := <-events:
+		t.Errorf("an extra event %+v", ev)
+	case <-time.After(400 * time.Millisecond):
+	}
+}
