@@ -369,13 +369,13 @@ func TestControllerLeaderElectionFencesTheDeposedLeader(t *testing.T) {
 	stale := e.renderStock(e.ctx, t, e.app)
 	e.createIngress(t, "b", "b.example", "echo")
 	e.serveEverywhere(t, "b.example", 200)
-	st, err = agent.State(e.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Fence <= oldTerm {
-		t.Fatalf("agent fence %d after the takeover, want above the old term %d", st.Fence, oldTerm)
-	}
+	poll(e.ctx, t, "the agent on the new leader's term", func() (bool, string) {
+		st, err = agent.State(e.ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		return st.Fence > oldTerm, fmt.Sprintf("fence %d, old term %d", st.Fence, oldTerm)
+	})
 	first.resume()
 	poll(e.ctx, t, "the deposed leader follows", func() (bool, string) {
 		ok, why := first.ready(e.ctx)
