@@ -1,3 +1,6 @@
+// Module chart tests the Helm chart charts/haptic through the Helm SDK (see
+// doc.go). A module of its own so that the product's go.mod carries no Helm;
+// never imported by the product.
 module github.com/haptic-io/haptic/tools/chart
 
 go 1.26.0
