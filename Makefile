@@ -11,7 +11,7 @@ GOLANGCI_VERSION := v2.15.0
 GOLANGCI  := $(BIN)/golangci-lint
 export HAPTIC_CACHE_DIR := $(CACHE)
 
-.PHONY: all test test-unit lint haproxy minicluster bench demo build deps fuzz generate controller-gen
+.PHONY: all test test-unit test-chart lint haproxy minicluster bench demo build deps fuzz generate controller-gen
 
 all: build
 
@@ -32,9 +32,9 @@ build:
 	$(GO) build -o $(BIN)/haptic ./cmd/haptic
 
 ## generate: the code and manifests derived from the API types under api/:
-## zz_generated.deepcopy.go and the CRDs in config/crd/bases (the one source
-## the Helm chart copies), by controller-gen from tools/codegen, built into
-## .cache/bin on first use. `make test` fails while they are stale.
+## zz_generated.deepcopy.go and the CRDs in config/crd/bases (the one source),
+## copied into charts/haptic/crds, by controller-gen from tools/codegen, built
+## into .cache/bin on first use. `make test` fails while they are stale.
 generate:
 	@./hack/generate-crds.sh
 
@@ -50,6 +50,17 @@ test: lint haproxy minicluster controller-gen
 	@# checks measure HAPTIC, not a machine loaded by other packages' tests.
 	$(GO) test -race -count=1 ./internal/e2e/
 	cd tools/codegen && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	@# No -race: the chart tests run nothing concurrent of their own, and a race
+	@# build of Helm would be a second cold build of it (the lint warms this one).
+	cd tools/chart && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+## test-chart: the Helm chart's tests (tools/chart, a module of its own so the
+## product does not depend on Helm): renders and golden files (-update
+## rewrites them: `cd tools/chart && go test -run Golden -update`), lint,
+## schema, typed objects, security settings, and the installed config's
+## validation tests against HAProxy 3.4. A cold build of Helm takes 3-4 min.
+test-chart: haproxy
+	cd tools/chart && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 ## test-unit: fast tests only (no HAProxy, no cluster), with -race.
 test-unit:
@@ -57,6 +68,7 @@ test-unit:
 
 lint: $(GOLANGCI)
 	$(GOLANGCI) run ./...
+	cd tools/chart && $(GOLANGCI) run ./...
 
 $(GOLANGCI):
 	GOBIN=$(BIN) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION)

@@ -4,9 +4,11 @@
 #
 #   api/<version>/zz_generated.deepcopy.go       DeepCopy methods
 #   config/crd/bases/<group>_<plural>.yaml       CustomResourceDefinitions
+#   charts/haptic/crds/<group>_<plural>.yaml     the Helm chart's copies
 #
 # config/crd/bases is the one source of the CRDs: the Helm chart
-# (charts/haptic/crds) is to copy them from there, never to edit its own.
+# (charts/haptic/crds) holds byte-for-byte copies, written here and never
+# edited; a test in tools/chart fails when they differ.
 #
 # controller-gen is pinned by the nested module tools/codegen and built into
 # .cache/bin/controller-gen. The build is skipped when its key (go version +
@@ -74,7 +76,9 @@ fi
 for p in "${pkgs[@]}"; do
 	cp "$work/$p/zz_generated.deepcopy.go" "$p/"
 done
-mkdir -p config/crd/bases
-rm -f config/crd/bases/*.yaml
-cp "$work"/config/crd/bases/*.yaml config/crd/bases/
-echo "generate-crds: wrote ${pkgs[*]/%//zz_generated.deepcopy.go} and config/crd/bases" >&2
+for dir in config/crd/bases charts/haptic/crds; do
+	mkdir -p "$dir"
+	rm -f "$dir"/*.yaml
+	cp "$work"/config/crd/bases/*.yaml "$dir"/
+done
+echo "generate-crds: wrote ${pkgs[*]/%//zz_generated.deepcopy.go}, config/crd/bases and charts/haptic/crds" >&2
