@@ -98,7 +98,7 @@ func waitCheck(t *testing.T, done <-chan error) error {
 
 func eventuallyTrue(t *testing.T, what string, f func() bool) {
 	t.Helper()
-	for range 500 {
+	for range 2000 { // 20 s: a bound against hangs on a loaded machine, not a speed check
 		if f() {
 			return
 		}
