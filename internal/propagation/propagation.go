@@ -494,10 +494,29 @@ func (b *bench) routeChange(ctx context.Context) (*RouteChangeResult, error) {
 		})
 	}
 	var err error
+	last := 0 // answers of the last flip's backend when it was written
 	for i := range b.cfg.Flips {
 		time.Sleep(b.cfg.FlipInterval)
+		mu.Lock()
+		last = res.Served[b.echoes[(i+1)%2]]
+		mu.Unlock()
 		if err = writeFileAtomic(file, []byte(benchIngress("flip", host, fmt.Sprintf("echo-%d", (i+1)%2)))); err != nil {
 			break
+		}
+	}
+	// Flips that come faster than reconciliations complete are coalesced,
+	// so one may never serve on its own: the traffic goes on until the
+	// route answers from its last backend, then one more interval.
+	final := b.echoes[b.cfg.Flips%2]
+	for deadline := time.Now().Add(30 * time.Second); err == nil; time.Sleep(time.Millisecond) {
+		mu.Lock()
+		n := res.Served[final]
+		mu.Unlock()
+		if n > last {
+			break
+		}
+		if time.Now().After(deadline) {
+			err = fmt.Errorf("routechange: %s served no answer within 30s of the last flip", final)
 		}
 	}
 	time.Sleep(b.cfg.FlipInterval)
