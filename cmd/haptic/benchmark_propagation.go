@@ -13,7 +13,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/haptic-io/haptic/internal/controller"
 	"github.com/haptic-io/haptic/internal/local"
 	"github.com/haptic-io/haptic/internal/propagation"
 )
@@ -31,7 +30,7 @@ func benchmarkPropagationCommand() *cli.Command {
 			"               and the reloads during the run;\n" +
 			"  routechange: keeps traffic on one route while its backend flips --flips times, --flip-interval\n" +
 			"               apart, and reports every answer that is not 200.\n" +
-			"Routes are written --debounce + 5ms apart, so each is an isolated (leading-edge) change.\n" +
+			"Routes are written --debounce + 5ms apart.\n" +
 			"The poller and the two echo backends run as child processes (this binary's hidden `benchmark\n" +
 			"probe-client` and `benchmark echo-servers`), as a real client and real backends do, so that local\n" +
 			"mode's busy goroutines delay neither the poller's 1 ms timers nor the backends' answers;\n" +
@@ -44,7 +43,7 @@ func benchmarkPropagationCommand() *cli.Command {
 			&cli.StringFlag{Name: "memprofile", Usage: "write a heap profile of this process (live objects, allocations since start) to this file when the probe ends"},
 			&cli.IntFlag{Name: "flips", Usage: "backend flips of the routechange scenario (0 skips it)", Value: 20},
 			&cli.DurationFlag{Name: "flip-interval", Usage: "pause between two flips", Value: 200 * time.Millisecond},
-			&cli.DurationFlag{Name: "debounce", Usage: "local mode's debounce interval", Value: controller.DefaultDebounceInterval},
+			debounceFlag(),
 			&cli.DurationFlag{Name: "min-reload-interval", Usage: "agent reload pacing (negative: none)", Value: -1},
 			&cli.StringFlag{Name: "workdir", Usage: "local mode's work directory (HAProxy's tree, the agent's state); on tmpfs (/dev/shm/…) the agent's fsyncs cost nothing"},
 			&cli.BoolFlag{Name: "in-process", Usage: "run the poller and the echo backends as goroutines of this process, not as child processes (local mode's work then delays them)"},

@@ -66,8 +66,9 @@ type Config struct {
 	// WorkDir holds HAProxy's tree, the agent's state and the sockets.
 	// Empty means a new temporary directory, removed at the end.
 	WorkDir string
-	// Debounce is the debounce interval; zero disables debouncing (the
-	// CLI's default is [controller.DefaultDebounceInterval]).
+	// Debounce is the loop's opt-in holdoff
+	// ([controller.DebounceConfig].Interval); zero, the CLI's default,
+	// holds no change.
 	Debounce time.Duration
 	// MinReloadInterval is the agent's reload pacing; zero means the
 	// agent's default (2 s), negative means none.
