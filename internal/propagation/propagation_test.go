@@ -168,6 +168,54 @@ func TestPropagationPreloadsRoutesAndProfilesTheProbe(t *testing.T) {
 	}
 }
 
+func TestPropagationPacesIsolatedRoutesAndServesEveryRouteOfAStorm(t *testing.T) {
+	bin := haproxytest.Binary(t, "3.4")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*waitTimeout)
+	defer cancel()
+	c := childCommands(t)
+	res, err := propagation.Run(ctx, propagation.Config{
+		HAProxy:           bin,
+		Routes:            2,
+		Pace:              propagation.PaceIsolated,
+		Storm:             40,
+		MinReloadInterval: -1,
+		ProbeCommand:      c.probe,
+		EchoCommand:       c.echo,
+		Local: local.Config{
+			Log:           slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
+			HAProxyOutput: tWriter{t},
+			WorkDir:       t.TempDir(),
+		},
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if p := res.Probe; p == nil || p.Pace != propagation.PaceIsolated || len(p.Latencies) != 2 {
+		t.Errorf("probe %+v, want 2 isolated route adds", p)
+	}
+	st := res.Storm
+	if st == nil {
+		t.Fatal("no storm result")
+	}
+	if st.Routes != 40 || st.Unserved != 0 || len(st.Unexpected) != 0 || st.Reloads != 0 {
+		t.Errorf("storm %+v, want 40 routes served, no unexpected answer, no reload", st)
+	}
+	// Each reconciliation covers at least one of the storm's changes.
+	if st.Reconciliations < 1 || st.Reconciliations > st.Routes {
+		t.Errorf("storm took %d reconciliations for %d routes", st.Reconciliations, st.Routes)
+	}
+	if st.Written <= 0 || st.Settled <= 0 {
+		t.Errorf("storm written in %v, settled in %v: want both measured", st.Written, st.Settled)
+	}
+}
+
+func TestPropagationRejectsAnUnknownPace(t *testing.T) {
+	_, err := propagation.Run(context.Background(), propagation.Config{HAProxy: "haproxy", Pace: "sometimes"})
+	if err == nil || !strings.Contains(err.Error(), `unknown Pace "sometimes"`) {
+		t.Fatalf("error %v, want the unknown pace named", err)
+	}
+}
+
 func TestPropagationFailsWhenTheProbeClientExits(t *testing.T) {
 	c := childCommands(t)
 	probe := c.probe
