@@ -25,6 +25,11 @@ const maxLoggedReasons = 5
 // maxChecking bounds the outputs kept while the gate checks them.
 const maxChecking = 64
 
+// eventQueue is how many source events wait while a reconciliation runs:
+// the follow-up takes them all at once, so a storm's changes reach the
+// store in a few large batches rather than one queue's worth at a time.
+const eventQueue = 1024
+
 // Retry backoff after a failed dispatch: doubling from retryFirst to
 // retryLast, reset by a dispatch that succeeds everywhere.
 const (
@@ -271,7 +276,7 @@ func (l *Loop) Run(ctx context.Context) error {
 		defer l.idleGC.wait()
 	}
 
-	events := make(chan Event, 64)
+	events := make(chan Event, eventQueue)
 	srcDone := make(chan error, 1)
 	wg.Go(func() { srcDone <- l.cfg.Source.Run(ctx, events) })
 	runnerDone := make(chan struct{})
