@@ -629,11 +629,17 @@ func clip(s string) string {
 // writeFileAtomic writes through a hidden temporary file and a rename, so
 // the directory source sees the whole file in one event.
 func writeFileAtomic(path string, b []byte) error {
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	tmp := hiddenTemp(path)
 	if err := os.WriteFile(tmp, b, 0o644); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// hiddenTemp is the hidden temporary file that writeFileAtomic renames to
+// path.
+func hiddenTemp(path string) string {
+	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
 }
 
 // freeAddr returns a free 127.0.0.1 address.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"time"
 )
@@ -53,6 +54,16 @@ func (b *bench) storm(ctx context.Context) (res *StormResult, err error) {
 		}
 	}()
 	host := func(i int) string { return fmt.Sprintf("s%d.bench.local", i) }
+	file := func(i int) string { return filepath.Join(b.resources, fmt.Sprintf("storm-%05d.yaml", i)) }
+	// The manifests are written beforehand as hidden files, which the
+	// directory source ignores: the storm itself is renames only, quick
+	// enough for the window.
+	for i := range b.cfg.Storm {
+		manifest := benchRoute(fmt.Sprintf("s%d", i), host(i), b.echoes[i%2])
+		if err := os.WriteFile(hiddenTemp(file(i)), []byte(manifest), 0o644); err != nil {
+			return res, err
+		}
+	}
 	last := host(b.cfg.Storm - 1)
 	if err := p.start(ctx, last); err != nil {
 		return res, err
@@ -65,8 +76,7 @@ func (b *bench) storm(ctx context.Context) (res *StormResult, err error) {
 		if d := time.Until(start.Add(time.Duration(batch) * stormWindow / stormBatches)); d > 0 {
 			time.Sleep(d)
 		}
-		manifest := benchRoute(fmt.Sprintf("s%d", i), host(i), b.echoes[i%2])
-		if err := writeFileAtomic(filepath.Join(b.resources, fmt.Sprintf("storm-%05d.yaml", i)), []byte(manifest)); err != nil {
+		if err := os.Rename(hiddenTemp(file(i)), file(i)); err != nil {
 			return res, err
 		}
 		wrote = time.Now()
