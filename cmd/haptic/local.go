@@ -87,7 +87,7 @@ func checkSpacingFlag() *cli.DurationFlag {
 func idleGCFlag() *cli.BoolFlag {
 	return &cli.BoolFlag{
 		Name:    "idle-gc",
-		Usage:   "collect garbage in the debounce holdoff after a reconciliation when the next one would start a collection (--idle-gc=false: leave it to the Go runtime)",
+		Usage:   "collect garbage right after a reconciliation when the next one would start a collection, so that it runs in the quiet before the next change (--idle-gc=false: leave it to the Go runtime)",
 		Value:   true,
 		EnvVars: []string{"HAPTIC_IDLE_GC"},
 	}
