@@ -88,7 +88,8 @@ func (b *bench) storm(ctx context.Context) (res *StormResult, err error) {
 	}
 	res.Unexpected = o.Unexpected
 	if o.TimedOut {
-		return res, fmt.Errorf("storm route %s: no 200 within %v", last, pollLimit)
+		res.Reconciliations = b.info.Loop.Status().Reconciliations - before
+		return res, fmt.Errorf("storm route %s: no 200 within %v (%d reconciliations)", last, pollLimit, res.Reconciliations)
 	}
 	res.Settled = o.At.Sub(wrote)
 	if err := b.waitApplied(ctx, time.Minute); err != nil {
