@@ -13,7 +13,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/haptic-io/haptic/internal/controller"
 	"github.com/haptic-io/haptic/internal/local"
 	"github.com/haptic-io/haptic/internal/propagation"
 )
@@ -30,8 +29,12 @@ func benchmarkPropagationCommand() *cli.Command {
 			"               the first 200, and reports p50/p90/p99/max, answers that are neither 404 nor 200,\n" +
 			"               and the reloads during the run;\n" +
 			"  routechange: keeps traffic on one route while its backend flips --flips times, --flip-interval\n" +
-			"               apart, and reports every answer that is not 200.\n" +
-			"Routes are written --debounce + 5ms apart, so each is an isolated (leading-edge) change.\n" +
+			"               apart, and reports every answer that is not 200;\n" +
+			"  storm:       writes --storm new routes within about 100 ms, one file each, and reports the\n" +
+			"               reconciliations they took and the time from the last write to the last route's 200.\n" +
+			"--pace back-to-back (the default) writes each route right after the previous route's first 200,\n" +
+			"as the public gateway-api-bench probe does; --pace isolated waits --debounce + 5ms after each 200,\n" +
+			"so that every route finds the loop idle.\n" +
 			"The poller and the two echo backends run as child processes (this binary's hidden `benchmark\n" +
 			"probe-client` and `benchmark echo-servers`), as a real client and real backends do, so that local\n" +
 			"mode's busy goroutines delay neither the poller's 1 ms timers nor the backends' answers;\n" +
@@ -42,9 +45,11 @@ func benchmarkPropagationCommand() *cli.Command {
 			&cli.IntFlag{Name: "preload", Usage: "routes that exist before the probe starts (one file, applied first): the probe then measures adds at --preload..--preload+--routes routes"},
 			&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile of this process, taken while the probe runs, to this file"},
 			&cli.StringFlag{Name: "memprofile", Usage: "write a heap profile of this process (live objects, allocations since start) to this file when the probe ends"},
+			&cli.StringFlag{Name: "pace", Usage: "how the probe spaces its route adds: back-to-back (each right after the previous first 200) or isolated (--debounce + 5ms after it)", Value: string(propagation.PaceBackToBack)},
 			&cli.IntFlag{Name: "flips", Usage: "backend flips of the routechange scenario (0 skips it)", Value: 20},
 			&cli.DurationFlag{Name: "flip-interval", Usage: "pause between two flips", Value: 200 * time.Millisecond},
-			&cli.DurationFlag{Name: "debounce", Usage: "local mode's debounce interval", Value: controller.DefaultDebounceInterval},
+			&cli.IntFlag{Name: "storm", Usage: "routes the storm scenario writes within about 100 ms (0 skips it)"},
+			debounceFlag(),
 			&cli.DurationFlag{Name: "min-reload-interval", Usage: "agent reload pacing (negative: none)", Value: -1},
 			&cli.StringFlag{Name: "workdir", Usage: "local mode's work directory (HAProxy's tree, the agent's state); on tmpfs (/dev/shm/…) the agent's fsyncs cost nothing"},
 			&cli.BoolFlag{Name: "in-process", Usage: "run the poller and the echo backends as goroutines of this process, not as child processes (local mode's work then delays them)"},
@@ -100,6 +105,8 @@ func benchmarkPropagationCommand() *cli.Command {
 				EchoCommand:       echo,
 				HAProxy:           bin,
 				Routes:            c.Int("routes"),
+				Pace:              propagation.Pace(c.String("pace")),
+				Storm:             c.Int("storm"),
 				Flips:             c.Int("flips"),
 				FlipInterval:      c.Duration("flip-interval"),
 				Debounce:          c.Duration("debounce"),
@@ -131,7 +138,7 @@ func benchmarkPropagationCommand() *cli.Command {
 func printPropagation(w io.Writer, r *propagation.Result) {
 	fmt.Fprintf(w, "haproxy %s\ndebounce_ms %s\ncheck_spacing_ms %s\nworkdir %s\necho_servers %s\n", r.HAProxyVersion, ms(r.Debounce), ms(r.CheckSpacing), r.WorkDir, r.Echo)
 	if p := r.Probe; p != nil {
-		fmt.Fprintf(w, "probe_routes %d\nprobe_preloaded %d\n", p.Routes, p.Preloaded)
+		fmt.Fprintf(w, "probe_pace %s\nprobe_routes %d\nprobe_preloaded %d\n", p.Pace, p.Routes, p.Preloaded)
 		fmt.Fprintf(w, "probe_poller %s\n", p.Poller)
 		fmt.Fprintf(w, "probe_p50_ms %s\nprobe_p90_ms %s\nprobe_p99_ms %s\nprobe_max_ms %s\n",
 			ms(p.Quantile(0.50)), ms(p.Quantile(0.90)), ms(p.Quantile(0.99)), ms(p.Quantile(1)))
@@ -170,9 +177,20 @@ func printPropagation(w io.Writer, r *propagation.Result) {
 			fmt.Fprintf(w, "  non-200 %s %s: %d %s\n", a.At.UTC().Format("15:04:05.000"), a.Host, a.Status, a.Detail)
 		}
 	}
+	if st := r.Storm; st != nil {
+		fmt.Fprintf(w, "storm_routes %d\nstorm_written_ms %s\nstorm_reconciliations %d\nstorm_settled_ms %s\nstorm_unserved %d\nstorm_unexpected_answers %d\nstorm_reloads %d\n",
+			st.Routes, ms(st.Written), st.Reconciliations, ms(st.Settled), st.Unserved, len(st.Unexpected), st.Reloads)
+		for i, a := range st.Unexpected {
+			if i == 10 {
+				fmt.Fprintf(w, "  … %d more\n", len(st.Unexpected)-i)
+				break
+			}
+			fmt.Fprintf(w, "  unexpected %s %s: %d %s\n", a.At.UTC().Format("15:04:05.000"), a.Host, a.Status, a.Detail)
+		}
+	}
 	fmt.Fprintln(w, "\nroute add → served, for comparison:")
 	if p := r.Probe; p != nil {
-		fmt.Fprintf(w, "  HAPTIC (this run)               p50 %s ms, p99 %s ms\n", ms(p.Quantile(0.5)), ms(p.Quantile(0.99)))
+		fmt.Fprintf(w, "  HAPTIC (this run, %s)  p50 %s ms, p99 %s ms\n", p.Pace, ms(p.Quantile(0.5)), ms(p.Quantile(0.99)))
 	}
 	fmt.Fprintln(w, "  HAPTIC reference implementation ≈ 1 s tuned (seconds by default)")
 	fmt.Fprintln(w, "  HAProxy Unified Gateway         ≈ 5 s")
@@ -188,6 +206,12 @@ func propagationFailures(r *propagation.Result) string {
 	}
 	if rc := r.RouteChange; rc != nil && len(rc.NonOK) > 0 {
 		bad = append(bad, fmt.Sprintf("%d routechange answers were not 200", len(rc.NonOK)))
+	}
+	if st := r.Storm; st != nil && len(st.Unexpected) > 0 {
+		bad = append(bad, fmt.Sprintf("%d storm answers were neither 404 nor 200", len(st.Unexpected)))
+	}
+	if st := r.Storm; st != nil && st.Unserved > 0 {
+		bad = append(bad, fmt.Sprintf("%d storm routes did not serve", st.Unserved))
 	}
 	return strings.Join(bad, "; ")
 }

@@ -39,7 +39,7 @@ func localCommand() *cli.Command {
 			&cli.StringFlag{Name: "stats-listen", Usage: "address of HAProxy's stats/health frontend", Value: local.DefaultStatsListen, EnvVars: []string{"HAPTIC_STATS_LISTEN"}},
 			&cli.IntFlag{Name: "https-port", Usage: "HTTPS port on the --listen address (0: no HTTPS frontend)", EnvVars: []string{"HAPTIC_HTTPS_PORT"}},
 			&cli.StringFlag{Name: "metrics-listen", Usage: `address serving Prometheus /metrics ("" for none)`, Value: "127.0.0.1:9180", EnvVars: []string{"HAPTIC_METRICS_LISTEN"}},
-			&cli.DurationFlag{Name: "debounce", Usage: "debounce interval, leading-edge (0 disables)", Value: controller.DefaultDebounceInterval, EnvVars: []string{"HAPTIC_DEBOUNCE"}},
+			debounceFlag(),
 			&cli.DurationFlag{Name: "min-reload-interval", Usage: "least time between two reloads (the agent paces reloads); negative: no pacing", Value: 0, DefaultText: "2s", EnvVars: []string{"HAPTIC_MIN_RELOAD_INTERVAL"}},
 			idleGCFlag(),
 			checkSpacingFlag(),
@@ -62,7 +62,18 @@ func localCommand() *cli.Command {
 	}
 }
 
-// idleGCFlag turns the controller loop's idle garbage collection on or off.
+// debounceFlag is the loop's opt-in holdoff
+// (controller.DebounceConfig.Interval).
+func debounceFlag() *cli.DurationFlag {
+	return &cli.DurationFlag{
+		Name: "debounce",
+		Usage: "opt-in holdoff for harder batching: a change within this long of the last reconciliation's start waits until no change came for this long, at most 5×; " +
+			"0 holds no change (a change that finds the loop idle is reconciled at once, changes that come during a reconciliation are coalesced into the next)",
+		EnvVars: []string{"HAPTIC_DEBOUNCE"},
+	}
+}
+
+// checkSpacingFlag spaces the background checks of rendered plans.
 func checkSpacingFlag() *cli.DurationFlag {
 	return &cli.DurationFlag{
 		Name:    "check-spacing",
@@ -72,10 +83,11 @@ func checkSpacingFlag() *cli.DurationFlag {
 	}
 }
 
+// idleGCFlag turns the controller loop's idle garbage collection on or off.
 func idleGCFlag() *cli.BoolFlag {
 	return &cli.BoolFlag{
 		Name:    "idle-gc",
-		Usage:   "collect garbage in the debounce holdoff after a reconciliation when the next one would start a collection (--idle-gc=false: leave it to the Go runtime)",
+		Usage:   "collect garbage right after a reconciliation when the next one would start a collection, so that it runs in the quiet before the next change (--idle-gc=false: leave it to the Go runtime)",
 		Value:   true,
 		EnvVars: []string{"HAPTIC_IDLE_GC"},
 	}

@@ -15,10 +15,16 @@
 //     manifests with fsnotify and sends one Event per file; a file that
 //     does not parse is an Event with Err, and its objects keep their last
 //     good version. [SourceFunc] adapts a function.
-//   - The debounce is leading-edge ([DebounceConfig]): a change that comes
-//     at least Interval after the last reconciliation started, with
-//     nothing pending, renders at once; other changes wait until none
-//     came for Interval, at most MaxDelay. Zero disables it.
+//   - The debounce ([DebounceConfig]) holds no isolated change: a change
+//     that finds the loop idle renders at once. The changes that arrive
+//     while a reconciliation runs are taken when it ends and rendered
+//     together by one follow-up, at once; when more than one arrived,
+//     changes come faster than reconciliations complete, and the
+//     follow-up starts at least StormSpacing (20 ms) after the
+//     reconciliation before it started, which bounds a storm to a few
+//     reconciliations. An Interval adds a holdoff for harder batching:
+//     a change within Interval of the last reconciliation's start waits
+//     until none came for Interval, at most MaxDelay.
 //   - Rendering uses a [templating.Engine] ([Loop.SetEngine] swaps it).
 //     A template error renders nothing and dispatches nothing: HAProxy
 //     keeps serving the last plan. Problems with objects leave those

@@ -32,8 +32,9 @@ type heapStats struct {
 // collectSoon reports whether the next reconciliation, allocating about
 // perReconcile bytes, may push the heap past the point where the runtime
 // starts a collection, so that its mark phase would run beside the
-// render and the apply. A collection started now, in the holdoff after a
-// reconciliation, finishes while nothing waits for the CPU.
+// render and the apply. A collection started now, right after a
+// reconciliation, runs while nothing waits for the CPU when the next
+// change is some time away.
 func collectSoon(h heapStats, perReconcile uint64) bool {
 	if perReconcile == 0 || h.Goal <= h.Live {
 		return false
@@ -45,9 +46,10 @@ func collectSoon(h heapStats, perReconcile uint64) bool {
 // idleCollector moves the garbage collector's work out of
 // reconciliations. The loop calls begin before a reconciliation and end
 // after it; when the next one would likely start a collection (see
-// collectSoon), end starts one in the background. The debounce holdoff
-// keeps the next leading-edge reconciliation at least one interval after
-// the last one started, which is when the collection runs.
+// collectSoon), end starts one in the background, to run in the quiet
+// before the next change. Changes that come right after one another leave
+// no quiet: the collection then overlaps the next reconciliation, as the
+// runtime's own would.
 //
 // begin and end belong to the loop goroutine; wait may be called from
 // any goroutine.

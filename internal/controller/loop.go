@@ -25,6 +25,11 @@ const maxLoggedReasons = 5
 // maxChecking bounds the outputs kept while the gate checks them.
 const maxChecking = 64
 
+// eventQueue is how many source events wait while a reconciliation runs:
+// the follow-up takes them all at once, so a storm's changes reach the
+// store in a few large batches rather than one queue's worth at a time.
+const eventQueue = 1024
+
 // Retry backoff after a failed dispatch: doubling from retryFirst to
 // retryLast, reset by a dispatch that succeeds everywhere.
 const (
@@ -62,8 +67,10 @@ type Config struct {
 	// checks every plan as soon as the last check ends; local mode passes
 	// [DefaultCheckSpacing].
 	CheckSpacing time.Duration
-	// Debounce coalesces changes; the zero value disables debouncing.
-	// Local mode passes [DefaultDebounceInterval].
+	// Debounce coalesces changes. The zero value holds no isolated
+	// change: it coalesces the changes that arrive while a reconciliation
+	// runs and spaces reconciliations only under a storm (see
+	// [DebounceConfig]).
 	Debounce DebounceConfig
 	// Fence is the controller's fencing token sent with every apply (in
 	// Kubernetes, the leader's term; [Loop.SetFence] raises it). Zero
@@ -86,9 +93,9 @@ type Config struct {
 	// Now is the clock of the debounce; nil means time.Now.
 	Now func() time.Time
 	// IdleGC runs the garbage collector right after a reconciliation,
-	// in the debounce holdoff, when the next reconciliation would likely
-	// start a collection itself: the mark phase then runs while nothing
-	// waits, not beside a render and an apply. It changes mostly when
+	// when the next reconciliation would likely start a collection
+	// itself: the mark phase then starts while nothing waits, not in the
+	// middle of a render and an apply. It changes mostly when
 	// collections run: they come somewhat more often (about 1.4× at
 	// 3,000 routes), the heap's peak is lower. For a process whose main
 	// job is the loop (haptic local, the controller); it runs
@@ -281,7 +288,7 @@ func (l *Loop) Run(ctx context.Context) error {
 		defer l.idleGC.wait()
 	}
 
-	events := make(chan Event, 64)
+	events := make(chan Event, eventQueue)
 	srcDone := make(chan error, 1)
 	wg.Go(func() { srcDone <- l.cfg.Source.Run(ctx, events) })
 	runnerDone := make(chan struct{})
@@ -304,6 +311,7 @@ func (l *Loop) Run(ctx context.Context) error {
 		}()
 	}
 
+	// The debounce's timer: a follow-up or a held change is due.
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
@@ -332,18 +340,70 @@ func (l *Loop) Run(ctx context.Context) error {
 		l.log.Info("dispatch failed: retrying", "after", backoff)
 	}
 
+	// take applies one event and reports whether it asks for a
+	// reconciliation.
+	take := func(ev Event) bool {
+		if !l.applyEvent(ev) && (!ev.Initialized || initialized) {
+			return false
+		}
+		if ev.Initialized && !initialized {
+			initialized = true
+			l.setStatus(func(s *Status) { s.Initialized = true })
+		}
+		return initialized
+	}
+	// schedule arms the timer for the pending changes, if any; a
+	// follow-up due now fires at once, through the select, so that
+	// shutdown, verdicts and retries are never starved.
+	schedule := func() {
+		w, ok := l.deb.wait(l.cfg.Now())
+		if !ok {
+			timer.Stop()
+			timerC = nil
+			return
+		}
+		timer.Reset(w)
+		timerC = timer.C
+	}
+	// run reconciles, then takes what arrived meanwhile: those changes
+	// were queued while it ran and are coalesced into one follow-up.
+	run := func() {
+		timer.Stop()
+		timerC = nil
+		l.deb.begin(l.cfg.Now())
+		l.reconcile(ctx)
+		for range cap(events) + 1 { // at most what the queue held, and a kick
+			select {
+			case ev := <-events:
+				if take(ev) {
+					l.deb.change(l.cfg.Now())
+				}
+				continue
+			case <-l.kick:
+				if initialized {
+					l.deb.change(l.cfg.Now())
+				}
+				continue
+			default:
+			}
+			break
+		}
+		l.deb.end()
+		armRetry()
+		schedule()
+	}
+	// changed records a change seen while no reconciliation runs: an
+	// isolated one is reconciled at once.
 	changed := func() {
 		if !initialized {
 			return
 		}
-		if wait := l.deb.change(l.cfg.Now()); wait > 0 {
-			timer.Reset(wait)
-			timerC = timer.C
+		l.deb.change(l.cfg.Now())
+		if w, ok := l.deb.wait(l.cfg.Now()); ok && w == 0 {
+			run()
 			return
 		}
-		timerC = nil
-		l.reconcile(ctx)
-		armRetry()
+		schedule()
 	}
 	for {
 		select {
@@ -358,28 +418,21 @@ func (l *Loop) Run(ctx context.Context) error {
 			}
 			return fmt.Errorf("controller: source: %w", err)
 		case ev := <-events:
-			if l.applyEvent(ev) || (ev.Initialized && !initialized) {
-				if ev.Initialized {
-					initialized = true
-					l.setStatus(func(s *Status) { s.Initialized = true })
-				}
+			if take(ev) {
 				changed()
 			}
 		case <-l.kick:
 			changed()
 		case <-timerC:
 			timerC = nil
-			if wait := l.deb.wait(l.cfg.Now()); wait > 0 {
-				timer.Reset(wait)
-				timerC = timer.C
+			if w, ok := l.deb.wait(l.cfg.Now()); ok && w == 0 {
+				run()
 				continue
 			}
-			l.reconcile(ctx)
-			armRetry()
+			schedule()
 		case <-retryC:
 			retryC = nil
-			l.reconcile(ctx)
-			armRetry()
+			run()
 		case res := <-l.verdicts:
 			l.handleVerdict(ctx, res)
 			armRetry()
@@ -424,7 +477,6 @@ func (l *Loop) reconcile(ctx context.Context) {
 		defer l.idleGC.end()
 	}
 	start := l.cfg.Now()
-	l.deb.reconciled(start)
 	l.m.reconciliations.Inc()
 	l.mu.Lock()
 	engine := l.engine

@@ -369,3 +369,105 @@ func TestTimingsTextListsTheStagesThatRanInTransactionOrder(t *testing.T) {
 		t.Fatalf("timingsText = %q, want %q", got, want)
 	}
 }
+
+// directSource hands the loop's event channel to the test, which then
+// queues events itself: a send returns once the event waits in the loop's
+// queue.
+type directSource struct{ events chan chan<- Event }
+
+func (s *directSource) Run(ctx context.Context, events chan<- Event) error {
+	s.events <- events
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// holdingAgent is a fakeAgent whose next apply, once hold is called,
+// waits until the test releases it.
+type holdingAgent struct {
+	*fakeAgent
+	mu      sync.Mutex
+	held    chan struct{} // closed by release; nil: applies run through
+	entered chan struct{}
+}
+
+func (a *holdingAgent) hold() {
+	a.mu.Lock()
+	a.held = make(chan struct{})
+	a.mu.Unlock()
+}
+
+func (a *holdingAgent) release() {
+	a.mu.Lock()
+	close(a.held)
+	a.held = nil
+	a.mu.Unlock()
+}
+
+func (a *holdingAgent) Apply(ctx context.Context, req *agentapi.ApplyRequest) (*agentapi.ApplyResult, error) {
+	a.mu.Lock()
+	held := a.held
+	a.mu.Unlock()
+	if held != nil {
+		a.entered <- struct{}{}
+		<-held
+	}
+	return a.fakeAgent.Apply(ctx, req)
+}
+
+func TestLoopCoalescesTheChangesThatArriveDuringAReconciliationIntoOneFollowUp(t *testing.T) {
+	src := &directSource{events: make(chan chan<- Event, 1)}
+	agent := &holdingAgent{fakeAgent: newFakeAgent(), entered: make(chan struct{}, 1)}
+	l, err := New(Config{
+		Source:     src,
+		Engine:     testEngine(t),
+		Targets:    func() []Target { return []Target{{Name: "haproxy-0", Agent: agent}} },
+		Log:        testLogger(t),
+		Registerer: prometheus.NewRegistry(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runLoop(t, l)
+	events := <-src.events
+	send := func(ev Event) {
+		t.Helper()
+		select {
+		case events <- ev:
+		case <-time.After(waitTimeout):
+			t.Fatal("the loop does not take events")
+		}
+	}
+	send(Event{Changes: []Change{upsert(route("a", "a.example", "127.0.0.1", 9001))}, Initialized: true})
+	agent.next(t)
+
+	// b finds the loop idle and is reconciled at once; c, d and e come
+	// while that reconciliation's apply runs.
+	agent.hold()
+	send(Event{Changes: []Change{upsert(route("b", "b.example", "127.0.0.1", 9002))}})
+	select {
+	case <-agent.entered:
+	case <-time.After(waitTimeout):
+		t.Fatal("the change of b was not applied")
+	}
+	for i, name := range []string{"c", "d", "e"} {
+		send(Event{Changes: []Change{upsert(route(name, name+".example", "127.0.0.1", 9003+i))}})
+	}
+	agent.release()
+	if b := agent.next(t); !strings.Contains(strings.Join(ops(b), " "), "b.example") {
+		t.Errorf("apply of b: %s, want the route b.example", describe(b))
+	}
+	follow := agent.next(t)
+	for _, host := range []string{"c.example", "d.example", "e.example"} {
+		if !strings.Contains(strings.Join(ops(follow), " "), host) {
+			t.Errorf("follow-up %s lacks %s: want the three changes in one reconciliation", describe(follow), host)
+		}
+	}
+
+	// Nothing else was pending: the next change is the fourth
+	// reconciliation.
+	send(Event{Changes: []Change{upsert(route("f", "f.example", "127.0.0.1", 9006))}})
+	agent.next(t)
+	if n := l.Status().Reconciliations; n != 4 {
+		t.Errorf("%d reconciliations for the listing, b, c–e and f, want 4", n)
+	}
+}

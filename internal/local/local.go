@@ -71,8 +71,9 @@ type Config struct {
 	// an earlier run used is a restart (see the package doc); one that a
 	// running local mode uses is refused.
 	WorkDir string
-	// Debounce is the debounce interval; zero disables debouncing (the
-	// CLI's default is [controller.DefaultDebounceInterval]).
+	// Debounce is the loop's opt-in holdoff
+	// ([controller.DebounceConfig].Interval); zero, the CLI's default,
+	// holds no change.
 	Debounce time.Duration
 	// MinReloadInterval is the agent's reload pacing; zero means the
 	// agent's default (2 s), negative means none.

@@ -36,10 +36,14 @@ type Config struct {
 	Flips int
 	// FlipInterval is the pause between two flips; zero means 200 ms.
 	FlipInterval time.Duration
-	// Debounce is local mode's debounce interval (zero disables). The
-	// probe waits Debounce plus 5 ms after each route's first 200 before
-	// the next write, so that every route is a leading edge: an isolated
-	// change.
+	// Pace is how the probe spaces its route adds; empty means
+	// [PaceBackToBack].
+	Pace Pace
+	// Storm is how many routes the storm scenario writes within about
+	// 100 ms, after the other scenarios; zero skips it.
+	Storm int
+	// Debounce is local mode's opt-in holdoff
+	// ([controller.DebounceConfig].Interval); zero holds no change.
 	Debounce time.Duration
 	// MinReloadInterval is the agent's reload pacing (see [local.Config]);
 	// negative means none.
@@ -78,6 +82,22 @@ type Config struct {
 	Local local.Config
 }
 
+// Pace is how the probe spaces its route adds.
+type Pace string
+
+// The paces of the probe.
+const (
+	// PaceBackToBack writes each route right after the previous route's
+	// first 200, with no pause: the public gateway-api-bench probe's
+	// pattern. Each change then comes right after the reconciliation of
+	// the one before.
+	PaceBackToBack Pace = "back-to-back"
+	// PaceIsolated waits Debounce plus 5 ms after each route's first 200
+	// before the next write, so that every change finds the loop idle and
+	// past any holdoff.
+	PaceIsolated Pace = "isolated"
+)
+
 // Answer is one HTTP answer (or transport error) that a scenario did not
 // expect.
 type Answer struct {
@@ -91,6 +111,8 @@ type Answer struct {
 // write of its manifest to the first 200.
 type ProbeResult struct {
 	Routes int
+	// Pace is how the routes were spaced.
+	Pace Pace
 	// Preloaded is how many routes existed before the first add.
 	Preloaded int
 	// Poller is where the probe polled from: [InChildProcess] or
@@ -175,17 +197,25 @@ type Result struct {
 	Echo        string
 	Probe       *ProbeResult
 	RouteChange *RouteChangeResult
+	Storm       *StormResult
 }
 
 // Run starts local mode on real HAProxy with the stock
-// libraries and two echo servers, then runs the probe and the
-// route-change scenario against it, and stops everything.
+// libraries and two echo servers, then runs the probe, the route-change
+// scenario and the storm against it, and stops everything.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.HAProxy == "" {
 		return nil, errors.New("propagation: HAProxy is required")
 	}
-	if cfg.Routes < 0 || cfg.Flips < 0 || cfg.Preload < 0 {
-		return nil, errors.New("propagation: Routes, Flips and Preload must not be negative")
+	if cfg.Routes < 0 || cfg.Flips < 0 || cfg.Preload < 0 || cfg.Storm < 0 {
+		return nil, errors.New("propagation: Routes, Flips, Preload and Storm must not be negative")
+	}
+	switch cfg.Pace {
+	case "":
+		cfg.Pace = PaceBackToBack
+	case PaceBackToBack, PaceIsolated:
+	default:
+		return nil, fmt.Errorf("propagation: unknown Pace %q (want %q or %q)", cfg.Pace, PaceBackToBack, PaceIsolated)
 	}
 	if cfg.FlipInterval == 0 {
 		cfg.FlipInterval = 200 * time.Millisecond
@@ -303,6 +333,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return res, err
 		}
 	}
+	if cfg.Storm > 0 {
+		if res.Storm, err = b.storm(ctx); err != nil {
+			return res, err
+		}
+	}
 	return res, nil
 }
 
@@ -368,25 +403,36 @@ func (b *bench) preload(ctx context.Context) error {
 	return b.waitApplied(ctx, 5*time.Minute)
 }
 
+// newPoller starts the poller of a scenario and says where it polls
+// from.
+func (b *bench) newPoller(ctx context.Context) (poller, string, error) {
+	if b.cfg.ProbeCommand == nil {
+		return newGoroutinePoller(b.url), InThisProcess, nil
+	}
+	p, err := startProcessPoller(ctx, b.cfg.ProbeCommand(b.url))
+	if err != nil {
+		return nil, "", err
+	}
+	return p, InChildProcess, nil
+}
+
 // probe creates the routes one at a time and times each to its first 200.
 func (b *bench) probe(ctx context.Context) (res *ProbeResult, err error) {
-	res = &ProbeResult{Routes: b.cfg.Routes, Preloaded: b.cfg.Preload, Poller: InThisProcess}
-	var p poller
-	if b.cfg.ProbeCommand != nil {
-		pp, err := startProcessPoller(ctx, b.cfg.ProbeCommand(b.url))
-		if err != nil {
-			return nil, err
-		}
-		p, res.Poller = pp, InChildProcess
-	} else {
-		p = newGoroutinePoller(b.url)
+	res = &ProbeResult{Routes: b.cfg.Routes, Preloaded: b.cfg.Preload, Pace: b.cfg.Pace}
+	p, where, err := b.newPoller(ctx)
+	if err != nil {
+		return nil, err
 	}
+	res.Poller = where
 	defer func() {
 		if cerr := p.close(); cerr != nil && err == nil {
 			err = cerr
 		}
 	}()
-	gap := b.cfg.Debounce + 5*time.Millisecond
+	var gap time.Duration // back to back
+	if b.cfg.Pace == PaceIsolated {
+		gap = b.cfg.Debounce + 5*time.Millisecond
+	}
 	reloads := b.reloads()
 	if b.cfg.CPUProfile != nil {
 		if err := pprof.StartCPUProfile(b.cfg.CPUProfile); err != nil {
@@ -422,9 +468,12 @@ func (b *bench) probe(ctx context.Context) (res *ProbeResult, err error) {
 		if (i+1)%50 == 0 {
 			fmt.Fprintf(b.cfg.Progress, "%d ", i+1)
 		}
-		// The next route must be a leading edge: the debounce counts from
-		// the start of the last reconciliation, which came before the 200.
-		time.Sleep(gap)
+		// Isolated: the next route must find the loop idle and past the
+		// holdoff, which counts from the start of the last
+		// reconciliation, before the 200.
+		if gap > 0 {
+			time.Sleep(gap)
+		}
 	}
 	fmt.Fprintln(b.cfg.Progress)
 	slices.Sort(res.Latencies)
@@ -494,10 +543,29 @@ func (b *bench) routeChange(ctx context.Context) (*RouteChangeResult, error) {
 		})
 	}
 	var err error
+	last := 0 // answers of the last flip's backend when it was written
 	for i := range b.cfg.Flips {
 		time.Sleep(b.cfg.FlipInterval)
+		mu.Lock()
+		last = res.Served[b.echoes[(i+1)%2]]
+		mu.Unlock()
 		if err = writeFileAtomic(file, []byte(benchIngress("flip", host, fmt.Sprintf("echo-%d", (i+1)%2)))); err != nil {
 			break
+		}
+	}
+	// Flips that come faster than reconciliations complete are coalesced,
+	// so one may never serve on its own: the traffic goes on until the
+	// route answers from its last backend, then one more interval.
+	final := b.echoes[b.cfg.Flips%2]
+	for deadline := time.Now().Add(30 * time.Second); err == nil; time.Sleep(time.Millisecond) {
+		mu.Lock()
+		n := res.Served[final]
+		mu.Unlock()
+		if n > last {
+			break
+		}
+		if time.Now().After(deadline) {
+			err = fmt.Errorf("routechange: %s served no answer within 30s of the last flip", final)
 		}
 	}
 	time.Sleep(b.cfg.FlipInterval)
@@ -561,11 +629,17 @@ func clip(s string) string {
 // writeFileAtomic writes through a hidden temporary file and a rename, so
 // the directory source sees the whole file in one event.
 func writeFileAtomic(path string, b []byte) error {
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	tmp := hiddenTemp(path)
 	if err := os.WriteFile(tmp, b, 0o644); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// hiddenTemp is the hidden temporary file that writeFileAtomic renames to
+// path.
+func hiddenTemp(path string) string {
+	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
 }
 
 // freeAddr returns a free 127.0.0.1 address.

@@ -74,7 +74,9 @@ func TestPropagationTimesEveryRouteFromWriteTo200AndFlipsWithoutErrors(t *testin
 		{"with everything in process", func(*testing.T) children { return children{} }, propagation.InThisProcess},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := runPropagation(t, tc.children(t), 2)
+			// Three flips end on the other backend: both serve, however
+			// many flips a reconciliation coalesces.
+			res, err := runPropagation(t, tc.children(t), 3)
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}
@@ -163,6 +165,54 @@ func TestPropagationPreloadsRoutesAndProfilesTheProbe(t *testing.T) {
 	// less than the whole process's allocations (the preload's among them).
 	if p.HeapAllocated == 0 || p.HeapAllocated > 1<<30 {
 		t.Errorf("probe allocated %d bytes, want a count of this probe's own", p.HeapAllocated)
+	}
+}
+
+func TestPropagationPacesIsolatedRoutesAndServesEveryRouteOfAStorm(t *testing.T) {
+	bin := haproxytest.Binary(t, "3.4")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*waitTimeout)
+	defer cancel()
+	c := childCommands(t)
+	res, err := propagation.Run(ctx, propagation.Config{
+		HAProxy:           bin,
+		Routes:            2,
+		Pace:              propagation.PaceIsolated,
+		Storm:             40,
+		MinReloadInterval: -1,
+		ProbeCommand:      c.probe,
+		EchoCommand:       c.echo,
+		Local: local.Config{
+			Log:           slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
+			HAProxyOutput: tWriter{t},
+			WorkDir:       t.TempDir(),
+		},
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if p := res.Probe; p == nil || p.Pace != propagation.PaceIsolated || len(p.Latencies) != 2 {
+		t.Errorf("probe %+v, want 2 isolated route adds", p)
+	}
+	st := res.Storm
+	if st == nil {
+		t.Fatal("no storm result")
+	}
+	if st.Routes != 40 || st.Unserved != 0 || len(st.Unexpected) != 0 || st.Reloads != 0 {
+		t.Errorf("storm %+v, want 40 routes served, no unexpected answer, no reload", st)
+	}
+	// Each reconciliation covers at least one of the storm's changes.
+	if st.Reconciliations < 1 || st.Reconciliations > st.Routes {
+		t.Errorf("storm took %d reconciliations for %d routes", st.Reconciliations, st.Routes)
+	}
+	if st.Written <= 0 || st.Settled <= 0 {
+		t.Errorf("storm written in %v, settled in %v: want both measured", st.Written, st.Settled)
+	}
+}
+
+func TestPropagationRejectsAnUnknownPace(t *testing.T) {
+	_, err := propagation.Run(context.Background(), propagation.Config{HAProxy: "haproxy", Pace: "sometimes"})
+	if err == nil || !strings.Contains(err.Error(), `unknown Pace "sometimes"`) {
+		t.Fatalf("error %v, want the unknown pace named", err)
 	}
 }
 
