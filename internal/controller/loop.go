@@ -101,6 +101,16 @@ type Config struct {
 	// job is the loop (haptic local, the controller); it runs
 	// runtime.GC, which is process-wide.
 	IdleGC bool
+	// RenderInput, when set, is called before each render with the
+	// snapshot the render reads: its ExtraContext overrides the config's
+	// for that render, and its Tag is kept with the plan ID ([Loop.PlanTag]).
+	// It lets one loop render one slice of a shared world (in Kubernetes,
+	// one Gateway). It runs on the loop's goroutine and must not keep snap.
+	RenderInput func(snap templating.Store) RenderInput
+	// Dispatched, when set, is called after each dispatch (and revert)
+	// ended, on the loop's goroutine: a caller that reports what the pods
+	// run ([Loop.Status].Pods) looks again. It must not block.
+	Dispatched func()
 }
 
 // Loop is the controller loop: source → store → debounce → render →
@@ -119,6 +129,7 @@ type Loop struct {
 	kick     chan struct{} // capacity 1: "reconcile, something outside the store changed"
 	verdicts chan rendergate.Result
 	idleGC   *idleCollector // nil unless Config.IdleGC
+	tags     planTags
 
 	mu     sync.Mutex
 	engine *templating.Engine // guarded by mu
@@ -489,7 +500,9 @@ func (l *Loop) reconcile(ctx context.Context) {
 	targets := l.cfg.Targets()
 	states := l.disp.prefetch(ctx, targets)
 	t0 := time.Now()
-	out, problems, err := engine.Render(ctx, l.store.Snapshot(), templating.RenderOptions{})
+	snap := l.store.Snapshot()
+	opts, tag := l.renderInput(snap)
+	out, problems, err := engine.Render(ctx, snap, opts)
 	renderTook := time.Since(t0)
 	pre := states()
 	l.m.renderDuration.Observe(renderTook.Seconds())
@@ -516,6 +529,9 @@ func (l *Loop) reconcile(ctx context.Context) {
 	// which need the plan alone, run meanwhile.
 	l.disp.diffAhead(out, pre)
 	id := out.ID()
+	if l.cfg.RenderInput != nil {
+		l.tags.set(id, tag)
+	}
 	l.setStatus(func(s *Status) { s.Reconciliations++; s.PlanID = id; s.Problems = problems })
 	if l.cfg.Active != nil && !l.cfg.Active() {
 		l.log.Debug("not active: rendered, nothing dispatched", "plan_id", id)
@@ -580,6 +596,13 @@ func (l *Loop) deploy(ctx context.Context, targets []Target, out *renderplan.Out
 			s.LastError = nil
 		}
 	})
+	l.dispatched()
+}
+
+func (l *Loop) dispatched() {
+	if l.cfg.Dispatched != nil {
+		l.cfg.Dispatched()
+	}
 }
 
 // logResult writes the one line of an apply.
@@ -679,6 +702,7 @@ func (l *Loop) handleVerdict(ctx context.Context, res rendergate.Result) {
 			for _, r := range results {
 				l.logResult(r, 0, r.ApplyTook)
 			}
+			l.dispatched()
 		}
 	case rendergate.VerdictPass:
 		l.log.Debug("gate passed the plan", "plan_id", res.PlanID, "took", res.Duration)
