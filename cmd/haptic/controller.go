@@ -9,10 +9,13 @@ import (
 	"syscall"
 
 	"github.com/urfave/cli/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/haptic-io/haptic/agentapi"
+	"github.com/haptic-io/haptic/gatewayapi"
 	"github.com/haptic-io/haptic/internal/cluster"
 	"github.com/haptic-io/haptic/internal/controller"
 )
@@ -43,6 +46,15 @@ func controllerCommand() *cli.Command {
 			&cli.DurationFlag{Name: "debounce", Value: 0, Usage: "extra batching holdoff between reconciliations (0: none)", EnvVars: []string{"HAPTIC_DEBOUNCE"}},
 			&cli.DurationFlag{Name: "check-spacing", Value: controller.DefaultCheckSpacing, Usage: "least time between two background haproxy -c checks", EnvVars: []string{"HAPTIC_CHECK_SPACING"}},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", EnvVars: []string{"HAPTIC_LOG_LEVEL"}},
+			&cli.StringFlag{Name: "gateway-controller-name", Value: gatewayapi.ControllerName, Usage: "gateway mode: the GatewayClass controllerName served", EnvVars: []string{"HAPTIC_GATEWAY_CONTROLLER_NAME"}},
+			&cli.StringFlag{Name: "gateway-haproxy-image", Value: cluster.DefaultFleetHAProxyImage, Usage: "gateway mode: image of the haproxy container of each Gateway's fleet", EnvVars: []string{"HAPTIC_GATEWAY_HAPROXY_IMAGE"}},
+			&cli.StringFlag{Name: "gateway-agent-image", Value: cluster.DefaultFleetAgentImage, Usage: "gateway mode: haptic image of each fleet's bootstrap and agent containers", EnvVars: []string{"HAPTIC_GATEWAY_AGENT_IMAGE"}},
+			&cli.IntFlag{Name: "gateway-replicas", Value: cluster.DefaultFleetReplicas, Usage: "gateway mode: HAProxy pods per Gateway", EnvVars: []string{"HAPTIC_GATEWAY_REPLICAS"}},
+			&cli.StringFlag{Name: "gateway-service-type", Value: "LoadBalancer", Usage: "gateway mode: type of each fleet's Service (LoadBalancer, NodePort or ClusterIP)", EnvVars: []string{"HAPTIC_GATEWAY_SERVICE_TYPE"}},
+			&cli.StringFlag{Name: "gateway-haproxy-requests", Value: "cpu=100m,memory=128Mi", Usage: "gateway mode: resource requests of the haproxy container (name=quantity,...)", EnvVars: []string{"HAPTIC_GATEWAY_HAPROXY_REQUESTS"}},
+			&cli.StringFlag{Name: "gateway-haproxy-limits", Usage: "gateway mode: resource limits of the haproxy container (name=quantity,...)", EnvVars: []string{"HAPTIC_GATEWAY_HAPROXY_LIMITS"}},
+			&cli.StringFlag{Name: "gateway-agent-requests", Value: "cpu=50m,memory=64Mi", Usage: "gateway mode: resource requests of the agent and bootstrap containers", EnvVars: []string{"HAPTIC_GATEWAY_AGENT_REQUESTS"}},
+			&cli.StringFlag{Name: "gateway-agent-limits", Usage: "gateway mode: resource limits of the agent and bootstrap containers", EnvVars: []string{"HAPTIC_GATEWAY_AGENT_LIMITS"}},
 		},
 		Action: func(c *cli.Context) error {
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
@@ -89,6 +101,10 @@ func controllerConfig(c *cli.Context) (cluster.Config, error) {
 		}
 		token = agentapi.Token(strings.TrimSpace(string(b)))
 	}
+	fleet, err := fleetConfig(c)
+	if err != nil {
+		return cluster.Config{}, err
+	}
 	rc.UserAgent = "haptic-controller"
 	rc.QPS, rc.Burst = 50, 100
 	return cluster.Config{
@@ -101,7 +117,65 @@ func controllerConfig(c *cli.Context) (cluster.Config, error) {
 		Debounce:     controller.DebounceConfig{Interval: c.Duration("debounce")},
 		CheckSpacing: c.Duration("check-spacing"),
 		Log:          log,
+		Fleet:        fleet,
+
+		GatewayControllerName: c.String("gateway-controller-name"),
 	}, nil
+}
+
+// fleetConfig maps the --gateway-* flags onto the fleet's shape.
+func fleetConfig(c *cli.Context) (cluster.FleetConfig, error) {
+	f := cluster.FleetConfig{
+		HAProxyImage: c.String("gateway-haproxy-image"),
+		AgentImage:   c.String("gateway-agent-image"),
+		ServiceType:  corev1.ServiceType(c.String("gateway-service-type")),
+	}
+	switch f.ServiceType {
+	case corev1.ServiceTypeLoadBalancer, corev1.ServiceTypeNodePort, corev1.ServiceTypeClusterIP:
+	default:
+		return f, fmt.Errorf("--gateway-service-type %q: want LoadBalancer, NodePort or ClusterIP", f.ServiceType)
+	}
+	r := c.Int("gateway-replicas")
+	if r < 1 || r > 100 {
+		return f, fmt.Errorf("--gateway-replicas %d: want 1 to 100", r)
+	}
+	f.Replicas = int32(r)
+	for _, x := range []struct {
+		flag string
+		into *corev1.ResourceList
+	}{
+		{"gateway-haproxy-requests", &f.HAProxyResources.Requests},
+		{"gateway-haproxy-limits", &f.HAProxyResources.Limits},
+		{"gateway-agent-requests", &f.AgentResources.Requests},
+		{"gateway-agent-limits", &f.AgentResources.Limits},
+	} {
+		l, err := parseResources(c.String(x.flag))
+		if err != nil {
+			return f, fmt.Errorf("--%s: %w", x.flag, err)
+		}
+		*x.into = l
+	}
+	return f, nil
+}
+
+// parseResources parses "cpu=100m,memory=128Mi"; empty is nil.
+func parseResources(s string) (corev1.ResourceList, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	out := corev1.ResourceList{}
+	for _, kv := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("%q: want name=quantity", kv)
+		}
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
+		}
+		out[corev1.ResourceName(k)] = q
+	}
+	return out, nil
 }
 
 // restConfig is the in-cluster config, or the kubeconfig's.

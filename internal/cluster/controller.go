@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -68,6 +69,13 @@ type Config struct {
 	Log *slog.Logger
 	// Registry receives the metrics; nil means a new one.
 	Registry *prometheus.Registry
+	// Fleet is the shape of the HAProxy fleet provisioned for each
+	// Gateway in gateway mode (a config whose libraries include
+	// "gateway").
+	Fleet FleetConfig
+	// GatewayControllerName is the GatewayClass controllerName served in
+	// gateway mode; empty means gatewayapi.ControllerName.
+	GatewayControllerName string
 }
 
 // Run runs HAPTIC's controller in a cluster until ctx ends: it watches
@@ -100,6 +108,7 @@ type ctrl struct {
 
 	mu   sync.Mutex
 	pipe *pipeline // guarded by mu; the running loop, nil before the first good config
+	gw   *gatewayPipeline // guarded by mu; the running loops of gateway mode, nil otherwise
 	good *Settings // guarded by mu; the generation it runs
 }
 
@@ -178,7 +187,7 @@ func (c *ctrl) run(ctx context.Context) error {
 	}
 	pub := &publisher{kube: c.kube, dyn: c.dyn, namespace: c.cfg.Namespace, name: c.cfg.Name, log: c.log, m: newPublishMetrics(c.reg)}
 	wg.Go(func() {
-		c.status.run(ctx, c.pipeline, c.leading.Load, pub)
+		c.status.run(ctx, c.pipeline, c.gateways, c.leading.Load, pub)
 		pub.close()
 	})
 	configs := make(chan configObject, 1)
@@ -206,11 +215,14 @@ func (c *ctrl) lead(_ context.Context, term uint64) {
 	c.term.Store(term)
 	c.leading.Store(true)
 	c.mu.Lock()
-	p := c.pipe
+	p, gw := c.pipe, c.gw
 	c.mu.Unlock()
 	if p != nil {
 		p.loop.SetFence(term)
 		p.loop.Trigger()
+	}
+	if gw != nil {
+		gw.lead(term)
 	}
 	c.status.trigger()
 }
@@ -232,8 +244,12 @@ func (c *ctrl) accept(ctx context.Context, obj configObject) {
 	}
 	c.status.setValidated(obj.generation, true, v1alpha1.ReasonValidationPassed, fmt.Sprintf("%d validation tests passed", len(s.Templates.ValidationTests)))
 	c.mu.Lock()
-	p, good := c.pipe, c.good
+	p, gw, good := c.pipe, c.gw, c.good
 	c.mu.Unlock()
+	if s.Gateway {
+		c.acceptGateway(ctx, log, obj, s, gw, good)
+		return
+	}
 	if p != nil && s.sameWatch(good) {
 		p.loop.SetEngine(engine)
 		p.setSettings(s)
@@ -254,6 +270,41 @@ func (c *ctrl) accept(ctx context.Context, obj configObject) {
 	c.pipe, c.good = np, s
 	c.mu.Unlock()
 	log.Info("config accepted: watching", "resources", len(s.Watches))
+}
+
+// acceptGateway runs a generation in gateway mode: one with the same
+// watches gets new engines in the running loops, any other starts the
+// gateway pipeline anew.
+func (c *ctrl) acceptGateway(ctx context.Context, log *slog.Logger, obj configObject, s *Settings, gw *gatewayPipeline, good *Settings) {
+	if gw != nil && s.sameWatch(good) {
+		if err := gw.setSettings(s); err != nil {
+			log.Error("config accepted, but a gateway loop's engine did not compile", "error", err)
+		}
+		c.mu.Lock()
+		c.good = s
+		c.mu.Unlock()
+		log.Info("config accepted: new templates")
+		return
+	}
+	c.stopPipeline()
+	ng, err := c.startGatewayPipeline(ctx, s)
+	if err != nil {
+		log.Error("config accepted, but gateway mode did not start", "error", err)
+		c.status.setReady(obj.generation, false, "StartFailed", err.Error())
+		return
+	}
+	c.mu.Lock()
+	c.gw, c.good = ng, s
+	c.mu.Unlock()
+	log.Info("config accepted: gateway mode, watching", "resources", len(s.Watches))
+}
+
+// gateways returns the running gateway pipeline, nil outside gateway
+// mode.
+func (c *ctrl) gateways() *gatewayPipeline {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gw
 }
 
 // gate is the config-load gate: the generation parses, compiles and
@@ -299,11 +350,14 @@ func refusalReason(err error) string {
 
 func (c *ctrl) stopPipeline() {
 	c.mu.Lock()
-	p := c.pipe
-	c.pipe = nil
+	p, gw := c.pipe, c.gw
+	c.pipe, c.gw = nil, nil
 	c.mu.Unlock()
 	if p != nil {
 		p.stop()
+	}
+	if gw != nil {
+		gw.stop()
 	}
 }
 
@@ -327,8 +381,17 @@ func (c *ctrl) token(ctx context.Context, s *Settings) (agentapi.Token, error) {
 // its last plan.
 func (c *ctrl) ready() (bool, string) {
 	c.mu.Lock()
-	p := c.pipe
+	p, gw := c.pipe, c.gw
 	c.mu.Unlock()
+	if gw != nil {
+		if !gw.initialized() {
+			return false, "informers not synced"
+		}
+		if !c.leading.Load() {
+			return true, "following"
+		}
+		return true, "leading"
+	}
 	if p == nil {
 		return false, "no accepted config"
 	}
@@ -349,7 +412,15 @@ func (c *ctrl) mux() *http.ServeMux {
 	_ = c.reg.Register(collectors.NewGoCollector())
 	_ = c.reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(c.reg, promhttp.HandlerOpts{}))
+	// In gateway mode each Gateway's loop has a registry of its own (its
+	// metrics carry a gateway label), gathered with the controller's.
+	loops := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		if gw := c.gateways(); gw != nil {
+			return gw.gather()
+		}
+		return nil, nil
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(prometheus.Gatherers{c.reg, loops}, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		ok, why := c.ready()

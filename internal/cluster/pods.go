@@ -203,3 +203,30 @@ func (p *Pods) IPs() map[string]string {
 func servable(pod *corev1.Pod) bool {
 	return pod.Status.PodIP != "" && pod.DeletionTimestamp == nil && pod.Status.Phase == corev1.PodRunning
 }
+
+// Ready returns the IP of each servable pod whose Ready condition is
+// true, by name (the pods a Gateway's addresses and Programmed condition
+// count).
+func (p *Pods) Ready() map[string]string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[string]string{}
+	if p.lister == nil {
+		return out
+	}
+	for _, o := range p.lister.List() {
+		if pod, ok := o.(*corev1.Pod); ok && servable(pod) && podReady(pod) {
+			out[pod.Name] = pod.Status.PodIP
+		}
+	}
+	return out
+}
+
+func podReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

@@ -35,6 +35,12 @@ type Settings struct {
 	// PodNamespace and PodSelector find the HAProxy pods.
 	PodNamespace string
 	PodSelector  labels.Selector
+	// PodLabels are the podSelector's labels. In gateway mode they go on
+	// every fleet object and pod (each fleet's own labels select them).
+	PodLabels map[string]string
+	// Gateway: the config's libraries include "gateway" (gateway mode:
+	// one loop and one HAProxy fleet per Gateway of our GatewayClasses).
+	Gateway bool
 	// AgentPort is the agents' port; TokenSecret names the Secret (in
 	// PodNamespace) and key holding their bearer token.
 	AgentPort             int
@@ -48,7 +54,7 @@ type Settings struct {
 // sameWatch reports whether a and b watch the same objects the same way
 // (then a new engine can replace the old one in the running loop).
 func (s *Settings) sameWatch(o *Settings) bool {
-	return o != nil && slices.Equal(s.Watches, o.Watches) &&
+	return o != nil && s.Gateway == o.Gateway && maps.Equal(s.PodLabels, o.PodLabels) && slices.Equal(s.Watches, o.Watches) &&
 		s.PodNamespace == o.PodNamespace && s.PodSelector.String() == o.PodSelector.String() &&
 		s.AgentPort == o.AgentPort && s.TokenSecret == o.TokenSecret && s.TokenKey == o.TokenKey &&
 		slices.Equal(slices.Sorted(maps.Keys(s.Templates.WatchedResources)), slices.Sorted(maps.Keys(o.Templates.WatchedResources)))
@@ -102,6 +108,8 @@ func ParseSpec(spec map[string]any, namespace string, generation int64) (*Settin
 		Templates:               merged,
 		PodNamespace:            typed.PodSelector.NamespaceOr(namespace),
 		PodSelector:             sel,
+		PodLabels:               maps.Clone(typed.PodSelector.MatchLabels),
+		Gateway:                 slices.Contains(typed.LibraryNames(), GatewayLibrary),
 		AgentPort:               int(agent.Port),
 		DriftPreventionInterval: dp.DriftPreventionInterval.Duration,
 		ConfigPublishInterval:   dp.ConfigPublishInterval.Duration,

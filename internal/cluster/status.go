@@ -78,7 +78,7 @@ func (w *statusWriter) setReady(gen int64, ok bool, reason, msg string) {
 
 // run refreshes Ready from the pipeline's loop, writes the status and
 // has pub publish the rest while leading, until ctx ends.
-func (w *statusWriter) run(ctx context.Context, pipe func() *pipeline, leading func() bool, pub *publisher) {
+func (w *statusWriter) run(ctx context.Context, pipe func() *pipeline, gw func() *gatewayPipeline, leading func() bool, pub *publisher) {
 	t := time.NewTicker(statusRefresh)
 	defer t.Stop()
 	for {
@@ -94,6 +94,10 @@ func (w *statusWriter) run(ctx context.Context, pipe func() *pipeline, leading f
 		p := pipe()
 		if p != nil {
 			w.refreshReady(p)
+		}
+		if g := gw(); g != nil {
+			ok, reason, msg := g.readiness()
+			w.setQuiet(g.current().Generation, ok, reason, msg)
 		}
 		w.write(ctx)
 		if p != nil && pub != nil {

@@ -1,0 +1,308 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/haptic-io/haptic/gatewayapi"
+)
+
+// gatewayGroup is the Gateway API's group.
+const gatewayGroup = "gateway.networking.k8s.io"
+
+// routeAliases are the watched-resource aliases of the route kinds whose
+// status.parents the controller writes, by kind.
+var routeAliases = map[string]string{"HTTPRoute": "httproutes", "GRPCRoute": "grpcroutes", "TLSRoute": "tlsroutes", "TCPRoute": "tcproutes", "UDPRoute": "udproutes"}
+
+// kindAlias is the alias (and resource) of a Gateway API kind.
+func kindAlias(kind string) string {
+	switch kind {
+	case "GatewayClass":
+		return "gatewayclasses"
+	case "Gateway":
+		return "gateways"
+	}
+	if a, ok := routeAliases[kind]; ok {
+		return a
+	}
+	return strings.ToLower(kind) + "s"
+}
+
+// pendingWrite is how long a written status is trusted to be on its way
+// back through the watch: within it, the same status is not written
+// again although the informer still shows the old one.
+const pendingWrite = 5 * time.Second
+
+// apiStatusWriter writes the Gateway API statuses the model computes:
+// server-side apply of the status subresource, one field manager, only
+// when the status differs from the object's (lastTransitionTime aside).
+// Conditions keep the lastTransitionTime of the object's condition of the
+// same type and status. A route's status.parents is an atomic list: the
+// entries of other controllers are kept, and an entry of ours for a
+// parent the model no longer lists is removed. Owned by one goroutine.
+type apiStatusWriter struct {
+	dyn            dynamic.Interface
+	log            *slog.Logger
+	controllerName string
+	now            func() time.Time
+	written        map[string]written // by kind/namespace/name
+}
+
+type written struct {
+	digest string
+	at     time.Time
+}
+
+// objects looks an object up by alias, namespace and name (the informer
+// cache); list lists an alias.
+type objects interface {
+	Object(alias, namespace, name string) map[string]any
+	List(alias string) []map[string]any
+}
+
+// reset forgets what was written (a new term: write what differs).
+func (w *apiStatusWriter) reset() { w.written = nil }
+
+// write applies statuses and removes our stale route parents; it returns
+// how many objects it wrote and the errors' count.
+func (w *apiStatusWriter) write(ctx context.Context, statuses []gatewayapi.Status, objs objects) (writes, failures int) {
+	if w.written == nil {
+		w.written = map[string]written{}
+	}
+	now := w.now()
+	ours := map[string]bool{}
+	for _, st := range statuses {
+		key := st.Kind + "/" + st.Namespace + "/" + st.Name
+		ours[key] = true
+		cur := objs.Object(kindAlias(st.Kind), st.Namespace, st.Name)
+		if cur == nil {
+			continue // not listed (yet): the next round writes it
+		}
+		curStatus, _ := cur["status"].(map[string]any)
+		want := cloneJSON(st.Status)
+		if _, isRoute := routeAliases[st.Kind]; isRoute {
+			want["parents"] = append(otherParents(curStatus, w.controllerName), listOf(want["parents"])...)
+		}
+		keepTransitionTimes(want, curStatus, now)
+		ok, err := w.apply(ctx, key, st.APIVersion, st.Kind, st.Namespace, st.Name, want, curStatus, now)
+		if err != nil {
+			failures++
+			w.log.Warn("write status", "kind", st.Kind, "object", gatewayapi.Ref{Namespace: st.Namespace, Name: st.Name}.String(), "error", err)
+		} else if ok {
+			writes++
+		}
+	}
+	// Our parent entries on routes the model no longer attaches to us.
+	for kind, alias := range routeAliases {
+		for _, o := range objs.List(alias) {
+			u := unstructured.Unstructured{Object: o}
+			key := kind + "/" + u.GetNamespace() + "/" + u.GetName()
+			if ours[key] {
+				continue
+			}
+			curStatus, _ := o["status"].(map[string]any)
+			others := otherParents(curStatus, w.controllerName)
+			if len(others) == len(listOf(curStatus["parents"])) {
+				continue
+			}
+			want := cloneJSON(curStatus)
+			want["parents"] = others
+			ok, err := w.apply(ctx, key, u.GetAPIVersion(), kind, u.GetNamespace(), u.GetName(), want, curStatus, now)
+			if err != nil {
+				failures++
+				w.log.Warn("remove stale route parents", "kind", kind, "object", u.GetNamespace()+"/"+u.GetName(), "error", err)
+			} else if ok {
+				writes++
+			}
+		}
+	}
+	return writes, failures
+}
+
+// apply writes want as the status of the object unless it equals cur or
+// was written moments ago; it reports whether it wrote.
+func (w *apiStatusWriter) apply(ctx context.Context, key, apiVersion, kind, namespace, name string, want, cur map[string]any, now time.Time) (bool, error) {
+	d := digestStatus(want)
+	if d == digestStatus(cur) {
+		w.written[key] = written{digest: d, at: now}
+		return false, nil
+	}
+	if prev, ok := w.written[key]; ok && prev.digest == d && now.Sub(prev.at) < pendingWrite {
+		return false, nil
+	}
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return false, fmt.Errorf("apiVersion %q: %w", apiVersion, err)
+	}
+	md := map[string]any{"name": name}
+	if namespace != "" {
+		md["namespace"] = namespace
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": md, "status": want}}
+	var rc dynamic.ResourceInterface = w.dyn.Resource(gv.WithResource(kindAlias(kind)))
+	if namespace != "" {
+		rc = w.dyn.Resource(gv.WithResource(kindAlias(kind))).Namespace(namespace)
+	}
+	if _, err := rc.ApplyStatus(ctx, name, obj, metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
+		return false, err
+	}
+	w.written[key] = written{digest: d, at: now}
+	return true, nil
+}
+
+// otherParents are the status.parents entries of other controllers.
+func otherParents(status map[string]any, ours string) []any {
+	out := []any{}
+	for _, p := range listOf(status["parents"]) {
+		if m, ok := p.(map[string]any); ok && m["controllerName"] != ours {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func listOf(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+// keepTransitionTimes sets lastTransitionTime on every condition of want
+// (status.conditions, status.listeners[].conditions by listener name,
+// status.parents[].conditions by parentRef and controllerName): the
+// time of cur's condition of the same type when its status is the same,
+// else now.
+func keepTransitionTimes(want, cur map[string]any, now time.Time) {
+	fillConditions(want, cur, now)
+	for _, field := range []string{"listeners", "parents"} {
+		curItems := listOf(cur[field])
+		for _, it := range listOf(want[field]) {
+			m, ok := it.(map[string]any)
+			if !ok {
+				continue
+			}
+			var match map[string]any
+			for _, c := range curItems {
+				if cm, ok := c.(map[string]any); ok && sameItem(field, m, cm) {
+					match = cm
+					break
+				}
+			}
+			fillConditions(m, match, now)
+		}
+	}
+}
+
+func sameItem(field string, a, b map[string]any) bool {
+	if field == "listeners" {
+		return a["name"] == b["name"]
+	}
+	return a["controllerName"] == b["controllerName"] && digestStatus(asMap(a["parentRef"])) == digestStatus(asMap(b["parentRef"]))
+}
+
+func asMap(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
+
+func fillConditions(want, cur map[string]any, now time.Time) {
+	conds := listOf(want["conditions"])
+	if len(conds) == 0 {
+		return
+	}
+	old := map[string]map[string]any{}
+	for _, c := range listOf(cur["conditions"]) {
+		if m, ok := c.(map[string]any); ok {
+			if t, ok := m["type"].(string); ok {
+				old[t] = m
+			}
+		}
+	}
+	stamp := now.UTC().Format(time.RFC3339)
+	for _, c := range conds {
+		m, ok := c.(map[string]any)
+		if !ok {
+			continue
+		}
+		t, _ := m["type"].(string)
+		if o := old[t]; o != nil && o["status"] == m["status"] && o["lastTransitionTime"] != nil {
+			m["lastTransitionTime"] = o["lastTransitionTime"]
+		} else {
+			m["lastTransitionTime"] = stamp
+		}
+	}
+}
+
+// digestStatus is a status's canonical JSON without its conditions'
+// lastTransitionTime: two statuses that differ only in those are equal.
+func digestStatus(s map[string]any) string {
+	if s == nil {
+		return "null"
+	}
+	b, err := json.Marshal(stripTimes(s))
+	if err != nil {
+		return "unencodable: " + err.Error()
+	}
+	return string(b)
+}
+
+func stripTimes(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if k == "lastTransitionTime" {
+				continue
+			}
+			out[k] = stripTimes(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = stripTimes(e)
+		}
+		return out
+	}
+	return v
+}
+
+// cloneJSON deep-copies a JSON-shaped map (the model's values are shared).
+func cloneJSON(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return clone(m).(map[string]any)
+}
+
+func clone(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = clone(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = clone(e)
+		}
+		return out
+	case []map[string]any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = clone(e)
+		}
+		return out
+	}
+	return v
+}
