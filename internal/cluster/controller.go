@@ -107,9 +107,9 @@ type ctrl struct {
 	status  *statusWriter
 
 	mu   sync.Mutex
-	pipe *pipeline // guarded by mu; the running loop, nil before the first good config
+	pipe *pipeline        // guarded by mu; the running loop, nil before the first good config
 	gw   *gatewayPipeline // guarded by mu; the running loops of gateway mode, nil otherwise
-	good *Settings // guarded by mu; the generation it runs
+	good *Settings        // guarded by mu; the generation it runs
 }
 
 func newController(cfg Config) (*ctrl, error) {
