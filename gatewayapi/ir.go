@@ -346,13 +346,19 @@ func (b *builder) http(g *gateway, byPort map[int32]*frontendIR) {
 		}
 		fe := byPort[st.l.port]
 		sels := map[string]bool{}
-		emit := func(mapName, key string, list []*cand) {
+		groups := map[string]bool{}
+		emit := func(mapName, key, group string, list []*cand) {
 			if len(list) == 1 && list[0].plain() {
 				b.useBackend(list[0])
 				b.entry(mapName, key, list[0].backendName())
 				return
 			}
-			gid := "~" + shortID(mapName, key)
+			gid := "~" + shortID(group)
+			b.entry(mapName, key, gid)
+			if groups[gid] {
+				return
+			}
+			groups[gid] = true
 			grp := &groupIR{ID: gid}
 			for _, c := range list {
 				sel := c.selectorID()
@@ -363,7 +369,6 @@ func (b *builder) http(g *gateway, byPort map[int32]*frontendIR) {
 				}
 			}
 			fe.Groups = append(fe.Groups, grp)
-			b.entry(mapName, key, gid)
 		}
 		// chain returns the candidates a request for path p tries, in
 		// order, up to the first one without conditions.
@@ -399,21 +404,21 @@ func (b *builder) http(g *gateway, byPort map[int32]*frontendIR) {
 			return out
 		}
 		for _, p := range sortedKeys(st.exact) {
-			emit(MapPathsExact, hk+p, chain(p, true))
+			emit(MapPathsExact, hk+p, hk+" exact "+p, chain(p, true))
 		}
 		for _, p := range sortedKeys(st.prefix) {
 			list := chain(p, false)
 			if p != "/" {
-				emit(MapPathsPrefixEq, hk+p, list)
-				emit(MapPathsPrefix, hk+p+"/", list)
+				emit(MapPathsPrefixEq, hk+p, hk+" prefix "+p, list)
+				emit(MapPathsPrefix, hk+p+"/", hk+" prefix "+p, list)
 			} else {
-				emit(MapPathsPrefix, hk+"/", list)
+				emit(MapPathsPrefix, hk+"/", hk+" prefix /", list)
 			}
 		}
 		if len(st.regex) > 0 && len(st.prefix["/"]) == 0 {
 			// Requests no path map matches still try the regular
 			// expressions: the root prefix of the host key leads there.
-			emit(MapPathsPrefix, hk+"/", chain("/", false))
+			emit(MapPathsPrefix, hk+"/", hk+" prefix /", chain("/", false))
 		}
 	}
 	for _, fe := range byPort {
