@@ -116,6 +116,12 @@ func endpointSlice(svc, name string, port int, eps []any) map[string]any {
 // port offset.
 func (f *gatewayFixture) render(offset int) (*renderplan.Output, *gatewayapi.Model) {
 	f.t.Helper()
+	return f.renderWith(offset, nil)
+}
+
+// renderWith is render with further extraContext overrides.
+func (f *gatewayFixture) renderWith(offset int, overrides map[string]any) (*renderplan.Output, *gatewayapi.Model) {
+	f.t.Helper()
 	cfg := gatewayConfig(f.t)
 	st := storeOf(f.t, cfg, f.objs)
 	model := gatewayapi.Build(st.Snapshot(), gatewayapi.Options{})
@@ -127,10 +133,14 @@ func (f *gatewayFixture) render(offset int) (*renderplan.Output, *gatewayapi.Mod
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	out, problems, err := engine.Render(context.Background(), st.Snapshot(), templating.RenderOptions{ExtraContext: map[string]any{
+	extra := map[string]any{
 		"gateway": ctx, "listenerPortOffset": int64(offset),
 		"statsPort": int64(haproxytest.FreePort(f.t)), "statsSocket": "lib-stats.sock",
-	}})
+	}
+	for k, v := range overrides {
+		extra[k] = v
+	}
+	out, problems, err := engine.Render(context.Background(), st.Snapshot(), templating.RenderOptions{ExtraContext: extra})
 	if err != nil {
 		f.t.Fatal(err)
 	}
