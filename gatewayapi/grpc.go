@@ -25,7 +25,7 @@ func (w *world) resolveGRPCRoute(gr *gatewayv1.GRPCRoute) *route {
 		grpc:       &grpcRoute{http: &httpRoute{}},
 	}
 	for _, h := range gr.Spec.Hostnames {
-		r.hostnames = append(r.hostnames, string(h))
+		r.addHostname(string(h))
 	}
 	var results []refResult
 	for i, rule := range gr.Spec.Rules {

@@ -116,7 +116,7 @@ func (w *world) resolveHTTPRoute(hr *gatewayv1.HTTPRoute) *route {
 		http:       &httpRoute{},
 	}
 	for _, h := range hr.Spec.Hostnames {
-		r.hostnames = append(r.hostnames, string(h))
+		r.addHostname(string(h))
 	}
 	var results []refResult
 	for i, rule := range hr.Spec.Rules {

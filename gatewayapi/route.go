@@ -19,6 +19,9 @@ type route struct {
 	created    metav1.Time
 	parentRefs []gatewayv1.ParentReference
 	hostnames  []string
+	// hasHostnames is true when the spec lists hostnames, valid or not:
+	// a route whose hostnames are all invalid matches none.
+	hasHostnames bool
 	// resolved is the route's ResolvedRefs condition (the same for every
 	// parent: references do not depend on the parent).
 	resolved condition
@@ -30,6 +33,20 @@ type route struct {
 	http *httpRoute
 	grpc *grpcRoute
 	tls  *tlsRoute
+}
+
+// addHostname adds a hostname of the route's spec; one that is not a
+// DNS name (the API server's schema refuses those) is left out and makes
+// the route UnsupportedValue.
+func (r *route) addHostname(h string) {
+	r.hasHostnames = true
+	if p := hostnameProblem(h); p != "" {
+		if r.unsupported == "" {
+			r.unsupported = fmt.Sprintf("hostname %.64q %s", h, p)
+		}
+		return
+	}
+	r.hostnames = append(r.hostnames, h)
 }
 
 // parentStatus is one entry of status.parents.
@@ -120,7 +137,7 @@ func (m *Model) attachParent(w *world, r *route, g *gateway, p gatewayv1.ParentR
 	n := 0
 	for _, l := range allowed {
 		var hosts []string
-		if len(r.hostnames) == 0 {
+		if !r.hasHostnames {
 			h := l.hostname
 			if h == "" {
 				h = "*"

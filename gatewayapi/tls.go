@@ -20,7 +20,7 @@ func (w *world) resolveTLSRoute(tr *gatewayv1.TLSRoute) *route {
 		tls:        &tlsRoute{},
 	}
 	for _, h := range tr.Spec.Hostnames {
-		r.hostnames = append(r.hostnames, string(h))
+		r.addHostname(string(h))
 	}
 	var rr []refResult
 	for _, rule := range tr.Spec.Rules {
