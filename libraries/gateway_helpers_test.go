@@ -210,6 +210,7 @@ type reflection struct {
 	Path    string              `json:"path"`
 	Query   string              `json:"query"`
 	Host    string              `json:"host"`
+	Proto   string              `json:"proto"`
 	Headers map[string][]string `json:"headers"`
 }
 
@@ -225,10 +226,14 @@ func startReflector(t *testing.T, name string) *reflector {
 			w.Header().Set("X-Echo", name)
 			w.Header().Set("X-Upstream", "set-by-upstream")
 			w.Header().Set("Content-Type", "application/json")
-			_ = json.NewEncoder(w).Encode(reflection{Name: name, Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Host: r.Host, Headers: r.Header})
+			_ = json.NewEncoder(w).Encode(reflection{Name: name, Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Host: r.Host, Proto: r.Proto, Headers: r.Header})
 		}),
 		ReadHeaderTimeout: 5 * time.Second,
 	}
+	// gRPC backends speak HTTP/2 in clear text (prior knowledge).
+	srv.Protocols = new(http.Protocols)
+	srv.Protocols.SetHTTP1(true)
+	srv.Protocols.SetUnencryptedHTTP2(true)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
