@@ -171,8 +171,8 @@ func (w *world) resolveListener(g *gateway, l *gatewayv1.Listener) *listener {
 	if l.TLS != nil && l.TLS.Mode != nil {
 		mode = string(*l.TLS.Mode)
 	}
-	switch {
-	case li.protocol == "HTTPS":
+	switch li.protocol {
+	case "HTTPS":
 		if mode != string(gatewayv1.TLSModeTerminate) {
 			accepted = cond(string(gatewayv1.ListenerConditionAccepted), false, string(gatewayv1.ListenerReasonUnsupportedValue), "an HTTPS listener terminates TLS (tls.mode Terminate)")
 			programmable = false
@@ -198,7 +198,7 @@ func (w *world) resolveListener(g *gateway, l *gatewayv1.Listener) *listener {
 		if len(li.certs) == 0 {
 			programmable = false
 		}
-	case li.protocol == "TLS":
+	case "TLS":
 		if mode != string(gatewayv1.TLSModePassthrough) {
 			accepted = cond(string(gatewayv1.ListenerConditionAccepted), false, string(gatewayv1.ListenerReasonUnsupportedValue), "a TLS listener passes TLS through (tls.mode Passthrough); Terminate is not supported")
 			programmable = false

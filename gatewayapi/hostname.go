@@ -37,22 +37,7 @@ func validName(s string) bool {
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
-// validObjectName says whether s is a DNS subdomain (namespaces, route
-// and Service names: [a-z0-9.-], at most 253 bytes).
-func validObjectName(s string) bool {
-	if s == "" || len(s) > 253 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
 			return false
 		}
 	}
@@ -65,10 +50,10 @@ func validObjectName(s string) bool {
 // Wildcards match one or more labels ("*.example.com" matches
 // "a.b.example.com", not "example.com").
 func intersect(l, r string) (string, bool) {
-	switch {
-	case l == "":
+	if l == "" {
 		return r, true
-	case l == r:
+	}
+	if l == r {
 		return l, true
 	}
 	lw, rw := strings.HasPrefix(l, "*."), strings.HasPrefix(r, "*.")

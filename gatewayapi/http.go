@@ -25,7 +25,9 @@ type httpRule struct {
 	// filters in spec order, minus those that need the match (path
 	// rewrites take the matched prefix).
 	filters []gatewayv1.HTTPRouteFilter
-	// timeoutMS is the server timeout the rule sets, 0 for the default.
+	// timeoutMS is the server timeout of the rule's backend (the
+	// smaller of timeouts.request and timeouts.backendRequest), 0 for the
+	// default.
 	timeoutMS int64
 	// fail, when set, makes every request of the rule answer 500
 	// (a filter HAPTIC cannot apply).
@@ -63,7 +65,8 @@ func safeHeaderName(s string) bool {
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !alnum && c != '-' && c != '_' && c != '.' {
 			return false
 		}
 	}
@@ -157,6 +160,12 @@ func (w *world) resolveHTTPRoute(hr *gatewayv1.HTTPRoute) *route {
 		}
 		results = append(results, rr...)
 		hr.backend, _ = newBackendSet("http", "be_", false, rr)
+		if hr.backend != nil && hr.timeoutMS > 0 {
+			// HAProxy sets a server timeout in a backend only: a rule
+			// with timeouts gets a backend of its own timeout.
+			hr.backend.TimeoutMS = hr.timeoutMS
+			hr.backend.Name += "_t" + strconv.FormatInt(hr.timeoutMS, 10)
+		}
 		r.http.rules = append(r.http.rules, hr)
 	}
 	r.resolved = resolvedRefs(results)

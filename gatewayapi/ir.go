@@ -84,7 +84,7 @@ type selectorIR struct {
 // req-set, req-add, req-del, rsp-set, rsp-add, rsp-del (Name, Value),
 // redirect (Format, Code), rest (N: keep the path after N bytes in
 // txn.rest), path-full (Value), path-prefix (Format when txn.rest is not
-// empty, Value when it is), timeout (N milliseconds).
+// empty, Value when it is).
 type actionIR struct {
 	Kind   string `json:"kind"`
 	Name   string `json:"name,omitempty"`
@@ -114,7 +114,8 @@ type cand struct {
 // before is the HTTPRoute precedence: exact path, longer prefix, method,
 // more headers, more query parameters, older route, namespace/name, rule
 // order, match order.
-func (a *cand) before(b *cand) bool {
+func (c *cand) before(b *cand) bool {
+	a := c
 	ra, rb := pathRank(a.m.pathType), pathRank(b.m.pathType)
 	if ra != rb {
 		return ra < rb
@@ -159,7 +160,7 @@ func (c *cand) selectorID() string {
 // plain says whether a request that reaches c needs nothing but its
 // backend: then a map value names the backend directly.
 func (c *cand) plain() bool {
-	return !c.m.conditional() && len(c.rule.filters) == 0 && c.rule.timeoutMS == 0
+	return !c.m.conditional() && len(c.rule.filters) == 0
 }
 
 func (c *cand) backendName() string {
@@ -485,9 +486,6 @@ func (b *builder) selector(c *cand, id string) *selectorIR {
 			}
 		}
 	}
-	if c.rule.timeoutMS > 0 {
-		s.Actions = append(s.Actions, &actionIR{Kind: "timeout", N: c.rule.timeoutMS})
-	}
 	if !redirect {
 		s.Backend = c.backendName()
 		b.useBackend(c)
@@ -549,7 +547,8 @@ func redirectActions(c *cand, rd *gatewayv1.HTTPRequestRedirectFilter) []*action
 		host = formatLiteral(string(*rd.Hostname))
 	}
 	loc := scheme + "://" + host
-	if !(scheme == "http" && port == 80 || scheme == "https" && port == 443) {
+	defaultPort := scheme == "http" && port == 80 || scheme == "https" && port == 443
+	if !defaultPort {
 		loc += ":" + strconv.FormatInt(port, 10)
 	}
 	var out []*actionIR

@@ -191,6 +191,9 @@ type backendSet struct {
 	// traffic that went to backends that do not resolve; it is answered
 	// with 500.
 	ErrorWeight int64 `json:"errorWeight"`
+	// TimeoutMS is the server timeout in milliseconds; 0 keeps the
+	// library's default.
+	TimeoutMS int64 `json:"timeoutMS"`
 }
 
 // refResult is how one backendRef resolved.

@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -298,14 +297,4 @@ func do(t *testing.T, offset int, req request) answer {
 		_ = json.Unmarshal(b, &a.got)
 	}
 	return a
-}
-
-// headerNames lists the request header names a reflector saw, sorted.
-func headerNames(r reflection) []string {
-	var out []string
-	for k := range r.Headers {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
