@@ -13,12 +13,31 @@ import (
 
 // SupportedFeatures returns the Gateway API features HAPTIC declares in
 // GatewayClass status.supportedFeatures, sorted: the ones the stock
-// gateway library implements and its tests exercise.
+// gateway library implements and its tests exercise through real
+// HAProxy (libraries/gateway_*_test.go).
 func SupportedFeatures() []string {
 	fs := []features.FeatureName{
+		// Core.
 		features.SupportGateway,
 		features.SupportHTTPRoute,
 		features.SupportReferenceGrant,
+		features.SupportGRPCRoute,
+		features.SupportTLSRoute,
+		// Extended.
+		features.SupportGatewayPort8080,
+		features.SupportGatewayHTTPListenerIsolation,
+		features.SupportHTTPRouteParentRefPort,
+		features.SupportHTTPRouteMethodMatching,
+		features.SupportHTTPRouteQueryParamMatching,
+		features.SupportHTTPRouteResponseHeaderModification,
+		features.SupportHTTPRouteHostRewrite,
+		features.SupportHTTPRoutePathRewrite,
+		features.SupportHTTPRoutePathRedirect,
+		features.SupportHTTPRoutePortRedirect,
+		features.SupportHTTPRouteSchemeRedirect,
+		features.SupportHTTPRoute303RedirectStatusCode,
+		features.SupportHTTPRoute307RedirectStatusCode,
+		features.SupportHTTPRoute308RedirectStatusCode,
 	}
 	out := make([]string, 0, len(fs))
 	for _, f := range fs {

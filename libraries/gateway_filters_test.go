@@ -3,6 +3,8 @@ package libraries_test
 import (
 	"strings"
 	"testing"
+
+	"github.com/haptic-io/haptic/internal/haproxytest"
 )
 
 const filterRoutes = `
@@ -136,5 +138,40 @@ spec:
 	}
 	if counts["zero"] != 0 || counts["big"] < 240 || counts["big"] > 360 || counts["big"]+counts["small"] != 400 {
 		t.Errorf("400 requests went %v, want about 300 big, 100 small, none to zero", counts)
+	}
+}
+
+// TestGatewayUnresolvedBackendShareAnswers500 sends 200 requests to a
+// rule whose backendRefs are one Service (weight 1) and one that does
+// not exist (weight 1): with errorPort set, about half answer 500.
+func TestGatewayUnresolvedBackendShareAnswers500(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real HAProxy; skipped with -short")
+	}
+	f := newGatewayFixture(t, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {namespace: t, name: gw, generation: 1}
+spec:
+  gatewayClassName: haptic
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: t, name: w}
+spec:
+  parentRefs: [{name: gw}]
+  rules: [{backendRefs: [{name: web, port: 8080}, {name: missing, port: 8080}]}]
+`)
+	f.services(1, "web")
+	off := freeOffset(t, 80)
+	out, _ := f.renderWith(off, map[string]any{"errorPort": int64(haproxytest.FreePort(t))})
+	startOutput(t, "3.4", out)
+	counts := map[int]int{}
+	for range 200 {
+		counts[do(t, off, request{host: "w.test", path: "/"}).status]++
+	}
+	if counts[200] < 60 || counts[500] < 60 || counts[200]+counts[500] != 200 {
+		t.Errorf("200 requests answered %v, want about half 200 and half 500", counts)
 	}
 }

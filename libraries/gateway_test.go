@@ -19,6 +19,7 @@ spec:
   listeners:
   - {name: http, port: 80, protocol: HTTP}
   - {name: foo, port: 80, protocol: HTTP, hostname: "*.foo.test"}
+  - {name: zz, port: 80, protocol: HTTP, hostname: "*.zz.foo.test"}
   - {name: alt, port: 8080, protocol: HTTP}
 ---
 apiVersion: gateway.networking.k8s.io/v1
@@ -63,6 +64,13 @@ spec:
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
+metadata: {namespace: t, name: zz}
+spec:
+  parentRefs: [{name: gw, sectionName: zz}]
+  rules: [{backendRefs: [{name: zz, port: 8080}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
 metadata: {namespace: t, name: alt}
 spec:
   parentRefs: [{name: gw, port: 8080}]
@@ -79,7 +87,7 @@ spec:
 
 func coreFixture(t *testing.T) *gatewayFixture {
 	f := newGatewayFixture(t, coreRoutes)
-	f.services(1, "root", "exact", "v2", "v2-header", "v2-query", "v2-post", "cond", "loser", "v2-two-headers", "foo", "alt")
+	f.services(1, "root", "exact", "v2", "v2-header", "v2-query", "v2-post", "cond", "loser", "v2-two-headers", "foo", "zz", "alt")
 	return f
 }
 
@@ -130,6 +138,8 @@ func TestGatewayRoutingServesRealTraffic(t *testing.T) {
 				{request{host: "APP.test:80", path: "/exact"}, 200, "exact"},
 				{request{host: "a.foo.test", path: "/"}, 200, "foo"},
 				{request{host: "a.b.foo.test", path: "/x"}, 200, "foo"},
+				{request{host: "a.zz.foo.test", path: "/x"}, 200, "zz"}, // the longest listener suffix wins
+				{request{host: "zz.foo.test", path: "/x"}, 200, "foo"},
 				{request{host: "foo.test", path: "/x"}, 404, ""}, // the http listener has no route for it
 				{request{host: "other.test", path: "/"}, 404, ""},
 				{request{host: "app.test", path: "/", port: 8080}, 200, "alt"},
