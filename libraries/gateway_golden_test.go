@@ -88,3 +88,25 @@ func writeTree(t *testing.T, dir string, files map[string]string) {
 		}
 	}
 }
+
+// TestGatewayLibraryValidationTestsPass runs the validationTests of the
+// base and gateway libraries, haproxy_valid included (HAProxy 3.4).
+func TestGatewayLibraryValidationTestsPass(t *testing.T) {
+	engine, err := templating.Compile(gatewayConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := templating.TestOptions{}
+	if testing.Short() {
+		opts.Checker = renderplan.CheckerFunc(func(context.Context, *renderplan.Output) error { return nil })
+	} else {
+		opts.Checker = newChecker(t, haproxytest.Binary(t, "3.4"))
+	}
+	report, err := templating.RunTests(context.Background(), engine, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if report.Failed > 0 || report.Passed < 2 {
+		t.Errorf("validation tests: %+v", report)
+	}
+}
