@@ -36,18 +36,37 @@ func decode(obj map[string]any, into any) (err error) {
 	return runtime.DefaultUnstructuredConverter.FromUnstructured(obj, into)
 }
 
-// list decodes every object of alias; objects that do not decode are
-// skipped: a route of a shape the API server would refuse cannot be
-// given a status either.
-func list[T any](s templating.Store, alias string) []*T {
+// list decodes every object of alias (through c when it is not nil);
+// objects that do not decode are skipped: a route of a shape the API
+// server would refuse cannot be given a status either. The decoded
+// values are shared with later Builds through c: never modify them.
+func list[T any](s templating.Store, alias string, c *Cache) []*T {
 	objs := s.List(alias)
 	out := make([]*T, 0, len(objs))
 	for _, o := range objs {
+		var key cacheKey
+		if c != nil {
+			md := obj(o, "metadata")
+			key = cacheKey{alias: alias, namespace: str(md, "namespace"), name: str(md, "name"), resourceVersion: str(md, "resourceVersion")}
+			if key.resourceVersion != "" {
+				if v, ok := c.get(key); ok {
+					if t, ok := v.(*T); ok && t != nil {
+						out = append(out, t)
+					}
+					continue
+				}
+			}
+		}
 		v := new(T)
 		if decode(o, v) != nil {
-			continue
+			v = nil
 		}
-		out = append(out, v)
+		if c != nil && key.resourceVersion != "" {
+			c.put(key, v) // a failed decode is remembered as nil
+		}
+		if v != nil {
+			out = append(out, v)
+		}
 	}
 	return out
 }

@@ -267,7 +267,7 @@ func (g *gateway) buildContext() map[string]any {
 			sort.Slice(es, func(i, j int) bool { return es[i].Key < es[j].Key })
 		}
 	}
-	return toJSONShape(b.ctx)
+	return b.ctx.shape()
 }
 
 // certLines lists the crt-list lines of an HTTPS port: listeners without

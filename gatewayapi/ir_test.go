@@ -134,3 +134,34 @@ func js(v any) string {
 func contains(s, sub string) bool {
 	return len(sub) == 0 || len(s) >= len(sub) && (s[:len(sub)] == sub || contains(s[1:], sub))
 }
+
+// TestCachedBuildEqualsAFreshOne changes a route between Builds that
+// share a Cache: each Build equals one without the Cache.
+func TestCachedBuildEqualsAFreshOne(t *testing.T) {
+	route := func(rv, path string) string {
+		return `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: infra, name: r, resourceVersion: "` + rv + `"}
+spec:
+  parentRefs: [{name: gw, sectionName: http}]
+  rules: [{matches: [{path: {type: PathPrefix, value: ` + path + `}}], backendRefs: [{name: web, port: 8080}]}]
+`
+	}
+	cache := &gatewayapi.Cache{}
+	for _, step := range []struct{ rv, path string }{{"1", "/a"}, {"1", "/a"}, {"2", "/b"}, {"2", "/b"}} {
+		m, err := memory(base + "\n---\n" + twoListeners + "\n---\n" + route(step.rv, step.path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := gatewayapi.Ref{Namespace: "infra", Name: "gw"}
+		got := gatewayapi.Build(m.Snapshot(), gatewayapi.Options{Cache: cache})
+		want := gatewayapi.Build(m.Snapshot(), gatewayapi.Options{})
+		if diff := cmp.Diff(want.RenderContext(ref), got.RenderContext(ref)); diff != "" {
+			t.Fatalf("resourceVersion %s: cached context (-fresh +cached):\n%s", step.rv, diff)
+		}
+		if diff := cmp.Diff(want.Statuses(nil), got.Statuses(nil)); diff != "" {
+			t.Fatalf("resourceVersion %s: cached statuses (-fresh +cached):\n%s", step.rv, diff)
+		}
+	}
+}

@@ -1,12 +1,10 @@
 package gatewayapi
 
 import (
-	"encoding/json"
 	"sort"
 
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/haptic-io/haptic/store"
 	"github.com/haptic-io/haptic/templating"
 )
 
@@ -36,6 +34,10 @@ type Options struct {
 	// SupportedFeatures is what GatewayClass status.supportedFeatures
 	// lists; nil means [SupportedFeatures].
 	SupportedFeatures []string
+	// Cache, when set, keeps decoded objects from one Build to the next
+	// (see [Cache]); nil decodes every object every time. The result is
+	// the same either way.
+	Cache *Cache
 }
 
 // Listener is one listener of a Gateway as the fleet serving it must
@@ -101,11 +103,15 @@ func Build(s templating.Store, opts Options) *Model {
 	if opts.SupportedFeatures == nil {
 		opts.SupportedFeatures = SupportedFeatures()
 	}
+	if opts.Cache != nil {
+		opts.Cache.begin()
+		defer opts.Cache.end()
+	}
 	w := newWorld(s, opts)
 	m := &Model{opts: opts, all: map[Ref]*gateway{}}
 
 	ours := map[string]*gatewayClass{}
-	for _, gc := range list[gatewayv1.GatewayClass](s, AliasGatewayClasses) {
+	for _, gc := range list[gatewayv1.GatewayClass](s, AliasGatewayClasses, opts.Cache) {
 		if string(gc.Spec.ControllerName) != opts.ControllerName {
 			continue
 		}
@@ -119,7 +125,7 @@ func Build(s templating.Store, opts Options) *Model {
 	}
 	sort.Slice(m.classes, func(i, j int) bool { return m.classes[i].name < m.classes[j].name })
 
-	for _, gw := range list[gatewayv1.Gateway](s, AliasGateways) {
+	for _, gw := range list[gatewayv1.Gateway](s, AliasGateways, opts.Cache) {
 		c, ok := ours[string(gw.Spec.GatewayClassName)]
 		if !ok || gw.Namespace == "" {
 			continue
@@ -136,13 +142,13 @@ func Build(s templating.Store, opts Options) *Model {
 	sort.Slice(m.order, func(i, j int) bool { return lessRef(m.order[i].ref, m.order[j].ref) })
 
 	var routes []*route
-	for _, hr := range list[gatewayv1.HTTPRoute](s, AliasHTTPRoutes) {
+	for _, hr := range list[gatewayv1.HTTPRoute](s, AliasHTTPRoutes, opts.Cache) {
 		routes = append(routes, w.resolveHTTPRoute(hr))
 	}
-	for _, gr := range list[gatewayv1.GRPCRoute](s, AliasGRPCRoutes) {
+	for _, gr := range list[gatewayv1.GRPCRoute](s, AliasGRPCRoutes, opts.Cache) {
 		routes = append(routes, w.resolveGRPCRoute(gr))
 	}
-	for _, tr := range list[gatewayv1.TLSRoute](s, AliasTLSRoutes) {
+	for _, tr := range list[gatewayv1.TLSRoute](s, AliasTLSRoutes, opts.Cache) {
 		routes = append(routes, w.resolveTLSRoute(tr))
 	}
 	for _, r := range routes {
@@ -220,20 +226,5 @@ func (m *Model) Listeners(gw Ref) []Listener {
 	for _, l := range g.listeners {
 		out = append(out, Listener{Name: l.name, Port: l.port, Protocol: l.protocol})
 	}
-	return out
-}
-
-// toJSONShape turns a value of this package's IR types into the
-// JSON-shaped value templates read (maps, slices, strings, int64, bool).
-func toJSONShape(v any) map[string]any {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil
-	}
-	var out map[string]any
-	if json.Unmarshal(b, &out) != nil {
-		return nil
-	}
-	store.Normalize(out)
 	return out
 }

@@ -72,7 +72,7 @@ func newWorld(s templating.Store, opts Options) *world {
 		md := obj(o, "metadata")
 		w.secrets[Ref{Namespace: str(md, "namespace"), Name: str(md, "name")}] = o
 	}
-	w.grants = list[gatewayv1.ReferenceGrant](s, AliasReferenceGrants)
+	w.grants = list[gatewayv1.ReferenceGrant](s, AliasReferenceGrants, opts.Cache)
 	return w
 }
 
