@@ -1,18 +1,19 @@
 package gatewayapi
 
 import (
+	"sort"
+
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/haptic-io/haptic/templating"
 )
 
-// apiVersion is the apiVersion of every status [Model.Statuses] returns
-// for Gateway API kinds served at v1.
-var apiVersion = gatewayv1.GroupVersion.String()
-
 // ControllerName is the GatewayClass controllerName that HAPTIC serves
 // unless [Options.ControllerName] names another.
 const ControllerName = "haproxy-haptic.org/gateway-controller"
+
+// apiVersion is the apiVersion of every status [Model.Statuses] returns.
+var apiVersion = gatewayv1.GroupVersion.String()
 
 // Ref names a namespaced object (for a GatewayClass, Namespace is empty).
 type Ref struct{ Namespace, Name string }
@@ -27,9 +28,16 @@ func (r Ref) String() string {
 
 // Options tune [Build].
 type Options struct {
-	// ControllerName is the GatewayClass controllerName to serve; "" means
-	// [ControllerName].
+	// ControllerName is the GatewayClass controllerName to serve; ""
+	// means [ControllerName].
 	ControllerName string
+	// SupportedFeatures is what GatewayClass status.supportedFeatures
+	// lists; nil means [SupportedFeatures].
+	SupportedFeatures []string
+	// Cache, when set, keeps decoded objects from one Build to the next
+	// (see [Cache]); nil decodes every object every time. The result is
+	// the same either way.
+	Cache *Cache
 }
 
 // Listener is one listener of a Gateway as the fleet serving it must
@@ -37,7 +45,7 @@ type Options struct {
 type Listener struct {
 	Name     string
 	Port     int32
-	Protocol string // HTTP, HTTPS, TLS, TCP, UDP or anything else a Gateway declared
+	Protocol string // HTTP, HTTPS, TLS, or whatever else a Gateway declared
 }
 
 // Fleet is what the data plane of one Gateway runs, as the controller
@@ -55,6 +63,8 @@ type Fleet struct {
 }
 
 // Status is the whole .status of one object, for server-side apply.
+// Conditions carry no lastTransitionTime: [WithTransitionTimes] adds
+// them from the object's current status and a clock the caller reads.
 type Status struct {
 	APIVersion, Kind, Namespace, Name string
 	// Status is the full .status, JSON-shaped (map[string]any, []any,
@@ -65,38 +75,119 @@ type Status struct {
 // Model is the resolved Gateway API world of one store snapshot. It is
 // immutable; see the package documentation.
 type Model struct {
-	opts     Options
-	gateways []*gateway // ours and Accepted, sorted
-	byRef    map[Ref]*gateway
-	statuses []Status
+	opts    Options
+	classes []*gatewayClass
+	all     map[Ref]*gateway // every Gateway of our classes
+	order   []*gateway       // the same, sorted
+	routes  []*route         // routes with at least one parent of ours, sorted by kind, namespace, name
 }
 
-// gateway is the resolved state of one Gateway.
-type gateway struct {
-	ref        Ref
+// gatewayClass is one GatewayClass of our controllerName.
+type gatewayClass struct {
+	name       string
 	generation int64
-	listeners  []Listener
-	context    map[string]any
+	accepted   condition
 }
 
 // Build resolves the Gateway API objects of s. It reads the aliases the
 // gateway library watches: gatewayclasses, gateways, httproutes,
-// grpcroutes, tlsroutes, referencegrants, services, secrets, namespaces.
-// Objects of any shape are tolerated: what cannot be read is reported in
-// the statuses, never by a panic.
+// grpcroutes, tlsroutes, referencegrants, services, secrets, namespaces
+// (an alias the store does not have reads as empty). Objects of any
+// shape are tolerated: an object that does not decode is ignored, a
+// value HAPTIC cannot serve is reported in the statuses, and Build never
+// panics.
 func Build(s templating.Store, opts Options) *Model {
 	if opts.ControllerName == "" {
 		opts.ControllerName = ControllerName
 	}
-	return &Model{opts: opts, byRef: map[Ref]*gateway{}}
+	if opts.SupportedFeatures == nil {
+		opts.SupportedFeatures = SupportedFeatures()
+	}
+	if opts.Cache != nil {
+		opts.Cache.begin()
+		defer opts.Cache.end()
+	}
+	w := newWorld(s, opts)
+	m := &Model{opts: opts, all: map[Ref]*gateway{}}
+
+	ours := map[string]*gatewayClass{}
+	for _, gc := range list[gatewayv1.GatewayClass](s, AliasGatewayClasses, opts.Cache) {
+		if string(gc.Spec.ControllerName) != opts.ControllerName {
+			continue
+		}
+		c := &gatewayClass{name: gc.Name, generation: gc.Generation,
+			accepted: cond(string(gatewayv1.GatewayClassConditionStatusAccepted), true, string(gatewayv1.GatewayClassReasonAccepted), "HAPTIC serves this class")}
+		if gc.Spec.ParametersRef != nil {
+			c.accepted = cond(string(gatewayv1.GatewayClassConditionStatusAccepted), false, string(gatewayv1.GatewayClassReasonInvalidParameters), "parametersRef is not supported")
+		}
+		ours[gc.Name] = c
+		m.classes = append(m.classes, c)
+	}
+	sort.Slice(m.classes, func(i, j int) bool { return m.classes[i].name < m.classes[j].name })
+
+	for _, gw := range list[gatewayv1.Gateway](s, AliasGateways, opts.Cache) {
+		c, ok := ours[string(gw.Spec.GatewayClassName)]
+		if !ok || gw.Namespace == "" {
+			continue
+		}
+		g := w.resolveGateway(gw)
+		if c.accepted.Status != "True" {
+			g.rejected = &condition{Type: string(gatewayv1.GatewayConditionAccepted), Status: "False", Reason: string(gatewayv1.GatewayReasonInvalid), Message: "the GatewayClass is not accepted"}
+		} else if len(gw.Spec.Addresses) > 0 {
+			g.rejected = &condition{Type: string(gatewayv1.GatewayConditionAccepted), Status: "False", Reason: string(gatewayv1.GatewayReasonUnsupportedAddress), Message: "spec.addresses is not supported: each Gateway gets the addresses of its own fleet"}
+		}
+		m.all[g.ref] = g
+		m.order = append(m.order, g)
+	}
+	sort.Slice(m.order, func(i, j int) bool { return lessRef(m.order[i].ref, m.order[j].ref) })
+
+	var routes []*route
+	for _, hr := range list[gatewayv1.HTTPRoute](s, AliasHTTPRoutes, opts.Cache) {
+		routes = append(routes, w.resolveHTTPRoute(hr))
+	}
+	for _, gr := range list[gatewayv1.GRPCRoute](s, AliasGRPCRoutes, opts.Cache) {
+		routes = append(routes, w.resolveGRPCRoute(gr))
+	}
+	for _, tr := range list[gatewayv1.TLSRoute](s, AliasTLSRoutes, opts.Cache) {
+		routes = append(routes, w.resolveTLSRoute(tr))
+	}
+	for _, r := range routes {
+		if r.ref.Namespace == "" {
+			continue
+		}
+		m.attach(w, r)
+		if len(r.parents) > 0 {
+			m.routes = append(m.routes, r)
+		}
+	}
+	for _, g := range m.order {
+		if g.servable() {
+			g.context = g.buildContext()
+		}
+	}
+	return m
+}
+
+func lessRef(a, b Ref) bool {
+	if a.Namespace != b.Namespace {
+		return a.Namespace < b.Namespace
+	}
+	return a.Name < b.Name
+}
+
+// servable says whether g is one of Model.Gateways: Accepted.
+func (g *gateway) servable() bool {
+	return g.rejected == nil && g.accepted().Status == "True"
 }
 
 // Gateways returns the Gateways whose class is ours and that are
 // Accepted, sorted by namespace, then name.
 func (m *Model) Gateways() []Ref {
-	out := make([]Ref, 0, len(m.gateways))
-	for _, g := range m.gateways {
-		out = append(out, g.ref)
+	out := []Ref{}
+	for _, g := range m.order {
+		if g.servable() {
+			out = append(out, g.ref)
+		}
 	}
 	return out
 }
@@ -104,8 +195,8 @@ func (m *Model) Gateways() []Ref {
 // Gateway returns the metadata.generation of one of [Model.Gateways];
 // ok is false for any other Gateway.
 func (m *Model) Gateway(ref Ref) (generation int64, ok bool) {
-	g, ok := m.byRef[ref]
-	if !ok {
+	g, ok := m.all[ref]
+	if !ok || !g.servable() {
 		return 0, false
 	}
 	return g.generation, true
@@ -113,33 +204,27 @@ func (m *Model) Gateway(ref Ref) (generation int64, ok bool) {
 
 // RenderContext returns the routing model of one Gateway, the JSON-shaped
 // value the render loop puts at extraContext key "gateway"; nil for a
-// Gateway that is not one of [Model.Gateways]. The value is shared: do not
-// modify it.
+// Gateway that is not one of [Model.Gateways]. The value is shared: do
+// not modify it. docs/gateway.md describes its shape.
 func (m *Model) RenderContext(gw Ref) map[string]any {
-	g, ok := m.byRef[gw]
-	if !ok {
+	g, ok := m.all[gw]
+	if !ok || !g.servable() {
 		return nil
 	}
 	return g.context
 }
 
-// Listeners returns the listeners of one Gateway that its fleet must
-// expose (every listener the Gateway declares, valid or not, in spec
-// order); nil for a Gateway that is not one of [Model.Gateways].
+// Listeners returns the listeners one Gateway declares, in spec order,
+// valid or not (the fleet exposes every port; an invalid listener gets
+// no frontend); nil for a Gateway that is not one of [Model.Gateways].
 func (m *Model) Listeners(gw Ref) []Listener {
-	g, ok := m.byRef[gw]
-	if !ok {
+	g, ok := m.all[gw]
+	if !ok || !g.servable() {
 		return nil
 	}
-	return append([]Listener(nil), g.listeners...)
-}
-
-// Statuses returns the whole status of every GatewayClass of our
-// controllerName, every Gateway of those classes, and every route that
-// has a parentRef to one of those Gateways, sorted by kind, namespace and
-// name. fleet reports what the data plane of a Gateway runs; it may be nil
-// (no fleet anywhere yet).
-func (m *Model) Statuses(fleet func(Ref) Fleet) []Status {
-	_ = apiVersion
-	return nil
+	out := make([]Listener, 0, len(g.listeners))
+	for _, l := range g.listeners {
+		out = append(out, Listener{Name: l.name, Port: l.port, Protocol: l.protocol})
+	}
+	return out
 }

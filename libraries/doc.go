@@ -15,6 +15,12 @@
 //   - ingress: networking.k8s.io/v1 Ingresses, with their Services,
 //     EndpointSlices and TLS Secrets, rendered into map entries, one dynamic
 //     backend per Service port, and a crt-list.
+//   - gateway: the Gateway API for one Gateway per render. Package
+//     [github.com/haptic-io/haptic/gatewayapi] resolves the objects into a
+//     routing model that the render gets at .extraContext.gateway; the
+//     library renders one frontend per listener port from it, routing by
+//     maps (docs/gateway.md). Its haproxyConfig replaces base's (it keeps
+//     base's skeleton snippet), so it is not combined with ingress.
 //
 // Merge order is libraries first, in the order named, then the operator's
 // config (see [templating.Merge]): the operator can replace any snippet,

@@ -11,7 +11,7 @@ import (
 )
 
 func TestNamesListsTheEmbeddedLibraries(t *testing.T) {
-	if diff := cmp.Diff([]string{"base", "ingress"}, libraries.Names()); diff != "" {
+	if diff := cmp.Diff([]string{"base", "gateway", "ingress"}, libraries.Names()); diff != "" {
 		t.Errorf("Names() (-want +got):\n%s", diff)
 	}
 }

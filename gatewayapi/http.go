@@ -1,0 +1,352 @@
+package gatewayapi
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// httpRoute is an HTTPRoute (or a GRPCRoute, rewritten into the same
+// shape) with its rules resolved.
+type httpRoute struct {
+	rules []*httpRule
+}
+
+// httpRule is one rule: its matches and what a request that matched gets.
+type httpRule struct {
+	index   int
+	matches []httpMatch
+	// backend is nil when no backend of the rule resolves: the rule
+	// answers 500 (unless it redirects).
+	backend *backendSet
+	// filters in spec order, minus those that need the match (path
+	// rewrites take the matched prefix).
+	filters []gatewayv1.HTTPRouteFilter
+	// timeoutMS is the server timeout of the rule's backend (the
+	// smaller of timeouts.request and timeouts.backendRequest), 0 for the
+	// default.
+	timeoutMS int64
+	// fail, when set, makes every request of the rule answer 500
+	// (a filter HAPTIC cannot apply).
+	fail bool
+}
+
+// httpMatch is one match of a rule, normalized.
+type httpMatch struct {
+	pathType string // Exact, PathPrefix or RegularExpression
+	// path is the value; for PathPrefix without its trailing slash ("/"
+	// stays "/").
+	path    string
+	method  string
+	headers []valueMatch
+	query   []valueMatch
+}
+
+// valueMatch is a header or query parameter match.
+type valueMatch struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+	Regex bool   `json:"regex"`
+}
+
+func (m *httpMatch) conditional() bool {
+	return m.method != "" || len(m.headers) > 0 || len(m.query) > 0 || m.pathType == string(gatewayv1.PathMatchRegularExpression)
+}
+
+// safeHeaderName says whether a header or query parameter name can be
+// written into haproxy.cfg as it is ([A-Za-z0-9_.-]); the API allows a
+// few more token characters, which HAPTIC refuses.
+func safeHeaderName(s string) bool {
+	if s == "" || len(s) > 256 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !alnum && c != '-' && c != '_' && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+// safeValue says whether a header value or match value may reach
+// haproxy.cfg (quoted): no control characters, bounded.
+func safeValue(s string) bool {
+	if len(s) > 4096 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// safePath says whether a path (match or rewrite value) is an absolute
+// path of RFC 3986 path characters that is safe in map keys and
+// log-format strings once '%' is doubled.
+func safePath(s string) bool {
+	if s == "" || s[0] != '/' || len(s) > 2048 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("/-._~!$&'()*+,;=:@%", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+var methods = map[string]bool{"GET": true, "HEAD": true, "POST": true, "PUT": true, "DELETE": true, "CONNECT": true, "OPTIONS": true, "TRACE": true, "PATCH": true}
+
+// resolveHTTPRoute turns an HTTPRoute into a route.
+func (w *world) resolveHTTPRoute(hr *gatewayv1.HTTPRoute) *route {
+	r := &route{
+		kind:       kindHTTP,
+		ref:        Ref{Namespace: hr.Namespace, Name: hr.Name},
+		generation: hr.Generation,
+		created:    hr.CreationTimestamp,
+		parentRefs: hr.Spec.ParentRefs,
+		http:       &httpRoute{},
+	}
+	for _, h := range hr.Spec.Hostnames {
+		r.addHostname(string(h))
+	}
+	var results []refResult
+	for i, rule := range hr.Spec.Rules {
+		hr := &httpRule{index: i}
+		for _, m := range rule.Matches {
+			nm, problem := normalizeHTTPMatch(m)
+			if problem != "" {
+				r.unsupported = problem
+				continue
+			}
+			hr.matches = append(hr.matches, nm)
+		}
+		if len(rule.Matches) == 0 {
+			hr.matches = []httpMatch{{pathType: string(gatewayv1.PathMatchPathPrefix), path: "/"}}
+		}
+		for _, f := range rule.Filters {
+			if problem := checkFilter(f); problem != "" {
+				hr.fail = true
+				if r.unsupported == "" {
+					r.unsupported = problem
+				}
+				continue
+			}
+			hr.filters = append(hr.filters, f)
+		}
+		if t := rule.Timeouts; t != nil {
+			hr.timeoutMS = minTimeout(t.Request, t.BackendRequest)
+		}
+		var rr []refResult
+		for _, b := range rule.BackendRefs {
+			res := w.resolveBackend(kindHTTP, r.ref.Namespace, b.BackendRef)
+			if res.reason == "" && len(b.Filters) > 0 {
+				// backendRef-level filters are not applied yet; the
+				// share of such a backend is answered with 500.
+				res.reason, res.msg = string(gatewayv1.RouteReasonUnsupportedValue), "backendRef filters are not supported"
+			}
+			rr = append(rr, res)
+		}
+		results = append(results, rr...)
+		hr.backend, _ = newBackendSet("http", "be_", false, rr)
+		if hr.backend != nil && hr.timeoutMS > 0 {
+			// HAProxy sets a server timeout in a backend only: a rule
+			// with timeouts gets a backend of its own timeout.
+			hr.backend.TimeoutMS = hr.timeoutMS
+			hr.backend.Name += "_t" + strconv.FormatInt(hr.timeoutMS, 10)
+		}
+		r.http.rules = append(r.http.rules, hr)
+	}
+	r.resolved = resolvedRefs(results)
+	return r
+}
+
+// normalizeHTTPMatch applies the API defaults and checks the values that
+// reach haproxy.cfg.
+func normalizeHTTPMatch(m gatewayv1.HTTPRouteMatch) (httpMatch, string) {
+	nm := httpMatch{pathType: string(gatewayv1.PathMatchPathPrefix), path: "/"}
+	if m.Path != nil {
+		if m.Path.Type != nil {
+			nm.pathType = string(*m.Path.Type)
+		}
+		if m.Path.Value != nil {
+			nm.path = *m.Path.Value
+		}
+	}
+	switch nm.pathType {
+	case string(gatewayv1.PathMatchExact), string(gatewayv1.PathMatchPathPrefix):
+		if !safePath(nm.path) {
+			return nm, fmt.Sprintf("path %.64q is not an absolute path of URI path characters", nm.path)
+		}
+		if nm.pathType == string(gatewayv1.PathMatchPathPrefix) && nm.path != "/" {
+			nm.path = strings.TrimRight(nm.path, "/")
+			if nm.path == "" {
+				nm.path = "/"
+			}
+		}
+	case string(gatewayv1.PathMatchRegularExpression):
+		if !safeValue(nm.path) || nm.path == "" {
+			return nm, "path regular expression has control characters"
+		}
+	default:
+		return nm, fmt.Sprintf("path match type %q is not supported", nm.pathType)
+	}
+	if m.Method != nil {
+		nm.method = string(*m.Method)
+		if !methods[nm.method] {
+			return nm, fmt.Sprintf("method %q is not supported", nm.method)
+		}
+	}
+	for _, h := range m.Headers {
+		t := gatewayv1.HeaderMatchExact
+		if h.Type != nil {
+			t = *h.Type
+		}
+		if !safeHeaderName(string(h.Name)) || !safeValue(h.Value) {
+			return nm, fmt.Sprintf("header match %.64q: name or value not supported", string(h.Name))
+		}
+		if t != gatewayv1.HeaderMatchExact && t != gatewayv1.HeaderMatchRegularExpression {
+			return nm, fmt.Sprintf("header match type %q is not supported", t)
+		}
+		nm.headers = appendMatch(nm.headers, valueMatch{Name: lower(string(h.Name)), Value: h.Value, Regex: t == gatewayv1.HeaderMatchRegularExpression}, true)
+	}
+	for _, q := range m.QueryParams {
+		t := gatewayv1.QueryParamMatchExact
+		if q.Type != nil {
+			t = *q.Type
+		}
+		if !safeHeaderName(string(q.Name)) || !safeValue(q.Value) {
+			return nm, fmt.Sprintf("query parameter match %.64q: name or value not supported", string(q.Name))
+		}
+		if t != gatewayv1.QueryParamMatchExact && t != gatewayv1.QueryParamMatchRegularExpression {
+			return nm, fmt.Sprintf("query parameter match type %q is not supported", t)
+		}
+		nm.query = appendMatch(nm.query, valueMatch{Name: string(q.Name), Value: q.Value, Regex: t == gatewayv1.QueryParamMatchRegularExpression}, false)
+	}
+	return nm, ""
+}
+
+// appendMatch adds v unless a match of the same name is there: the API
+// says the first of several matches with one name wins (header names
+// compare case-insensitively, and are lower-cased by the caller).
+func appendMatch(l []valueMatch, v valueMatch, _ bool) []valueMatch {
+	for _, x := range l {
+		if x.Name == v.Name {
+			return l
+		}
+	}
+	return append(l, v)
+}
+
+// checkFilter says why a filter cannot be applied; "" when it can.
+func checkFilter(f gatewayv1.HTTPRouteFilter) string {
+	switch f.Type {
+	case gatewayv1.HTTPRouteFilterRequestHeaderModifier:
+		return checkHeaderFilter(f.RequestHeaderModifier)
+	case gatewayv1.HTTPRouteFilterResponseHeaderModifier:
+		return checkHeaderFilter(f.ResponseHeaderModifier)
+	case gatewayv1.HTTPRouteFilterRequestRedirect:
+		rd := f.RequestRedirect
+		if rd == nil {
+			return "requestRedirect is missing"
+		}
+		if rd.Scheme != nil && *rd.Scheme != "http" && *rd.Scheme != "https" {
+			return "redirect scheme must be http or https"
+		}
+		if rd.Hostname != nil && hostnameProblem(string(*rd.Hostname)) != "" {
+			return "redirect hostname is not a DNS name"
+		}
+		if rd.StatusCode != nil && !redirectCodes[*rd.StatusCode] {
+			return "redirect statusCode is not supported"
+		}
+		return checkPathModifier(rd.Path)
+	case gatewayv1.HTTPRouteFilterURLRewrite:
+		rw := f.URLRewrite
+		if rw == nil {
+			return "urlRewrite is missing"
+		}
+		if rw.Hostname != nil && hostnameProblem(string(*rw.Hostname)) != "" {
+			return "rewrite hostname is not a DNS name"
+		}
+		return checkPathModifier(rw.Path)
+	}
+	return fmt.Sprintf("filter type %q is not supported", f.Type)
+}
+
+var redirectCodes = map[int]bool{301: true, 302: true, 303: true, 307: true, 308: true}
+
+func checkHeaderFilter(h *gatewayv1.HTTPHeaderFilter) string {
+	if h == nil {
+		return "header modifier is missing"
+	}
+	for _, x := range append(append([]gatewayv1.HTTPHeader(nil), h.Set...), h.Add...) {
+		if !safeHeaderName(string(x.Name)) || !safeValue(x.Value) {
+			return fmt.Sprintf("header %.64q: name or value not supported", string(x.Name))
+		}
+	}
+	for _, n := range h.Remove {
+		if !safeHeaderName(n) {
+			return fmt.Sprintf("header %.64q: name not supported", n)
+		}
+	}
+	return ""
+}
+
+func checkPathModifier(p *gatewayv1.HTTPPathModifier) string {
+	if p == nil {
+		return ""
+	}
+	switch p.Type {
+	case gatewayv1.FullPathHTTPPathModifier:
+		if p.ReplaceFullPath == nil || !safePath(*p.ReplaceFullPath) {
+			return "replaceFullPath is not an absolute path"
+		}
+	case gatewayv1.PrefixMatchHTTPPathModifier:
+		if p.ReplacePrefixMatch == nil || !safePath(*p.ReplacePrefixMatch) {
+			return "replacePrefixMatch is not an absolute path"
+		}
+	default:
+		return fmt.Sprintf("path modifier type %q is not supported", p.Type)
+	}
+	return ""
+}
+
+// minTimeout returns the smaller of two Gateway API durations in
+// milliseconds, 0 when neither is set (or both are 0, which disables).
+func minTimeout(a, b *gatewayv1.Duration) int64 {
+	var best int64
+	for _, d := range []*gatewayv1.Duration{a, b} {
+		if d == nil {
+			continue
+		}
+		v, err := time.ParseDuration(string(*d))
+		if err != nil || v <= 0 {
+			continue
+		}
+		ms := v.Milliseconds()
+		if ms < 1 {
+			ms = 1
+		}
+		if best == 0 || ms < best {
+			best = ms
+		}
+	}
+	return best
+}
+
+// formatLiteral escapes s for a log-format string: '%' is doubled.
+func formatLiteral(s string) string { return strings.ReplaceAll(s, "%", "%%") }
+
+// itoa is strconv.Itoa for int32 ports.
+func itoa(n int32) string { return strconv.Itoa(int(n)) }

@@ -1,0 +1,593 @@
+package gatewayapi
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// The map names of the render context. Keys and values are described in
+// docs/gateway.md; the library declares one map file per name.
+const (
+	MapListeners     = "gw-listeners.map"      // host@port -> listener (exact; "*@port" for a listener without hostname)
+	MapListenersWild = "gw-listeners-wild.map" // .suffix@port -> listener (map_end, longest first)
+	MapHosts         = "gw-hosts.map"          // host@listener -> host key (exact; "*@listener" for any host)
+	MapHostsWild     = "gw-hosts-wild.map"     // .suffix@listener -> host key (map_end, longest first)
+	MapPathsExact    = "gw-paths-exact.map"    // hostkey+path -> route (Exact paths)
+	MapPathsPrefixEq = "gw-paths-prefix-exact.map"
+	MapPathsPrefix   = "gw-paths-prefix.map" // hostkey+prefix+"/" -> route (map_beg)
+	MapTLS           = "gw-tls.map"          // hostkey -> backend (TLS passthrough)
+)
+
+// mapNames lists every map of the context, in a fixed order.
+var mapNames = []string{MapListeners, MapListenersWild, MapHosts, MapHostsWild, MapPathsExact, MapPathsPrefixEq, MapPathsPrefix, MapTLS}
+
+// orderedMaps are the maps whose entries are tried in file order.
+var orderedMaps = map[string]bool{MapListenersWild: true, MapHostsWild: true}
+
+// renderContext is the routing model of one Gateway (see RenderContext).
+type renderContext struct {
+	Namespace string                  `json:"namespace"`
+	Name      string                  `json:"name"`
+	Frontends []*frontendIR           `json:"frontends"`
+	Maps      map[string][]mapEntryIR `json:"maps"`
+	Backends  []*backendSet           `json:"backends"`
+}
+
+type mapEntryIR struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// frontendIR is one listening port.
+type frontendIR struct {
+	Name      string        `json:"name"`
+	Port      int32         `json:"port"`
+	Protocol  string        `json:"protocol"` // HTTP, HTTPS or TLS
+	Listeners []string      `json:"listeners"`
+	Certs     []crtLine     `json:"certs"`
+	Groups    []*groupIR    `json:"groups"`
+	Selectors []*selectorIR `json:"selectors"`
+}
+
+// crtLine is one crt-list line of an HTTPS frontend.
+type crtLine struct {
+	certificate
+	SNI []string `json:"sni"`
+}
+
+// groupIR is a map value that needs conditions: its candidates are
+// tried in order, the first whose conditions hold is selected.
+type groupIR struct {
+	ID         string    `json:"id"`
+	Candidates []*candIR `json:"candidates"`
+}
+
+type candIR struct {
+	Selector  string       `json:"selector"`
+	Method    string       `json:"method"`
+	Headers   []valueMatch `json:"headers"`
+	Query     []valueMatch `json:"query"`
+	PathRegex string       `json:"pathRegex"`
+}
+
+// selectorIR is what a selected rule match does.
+type selectorIR struct {
+	ID      string      `json:"id"`
+	Backend string      `json:"backend"` // backend name; "" when the rule redirects
+	Actions []*actionIR `json:"actions"`
+}
+
+// actionIR is one HAProxy action of a selected match. Kinds:
+// req-set, req-add, req-del, rsp-set, rsp-add, rsp-del (Name, Value),
+// redirect (Format, Code), rest (N: keep the path after N bytes in
+// txn.rest), path-full (Value), path-prefix (Format when txn.rest is not
+// empty, Value when it is).
+type actionIR struct {
+	Kind   string `json:"kind"`
+	Name   string `json:"name,omitempty"`
+	Value  string `json:"value,omitempty"`
+	Format string `json:"format,omitempty"`
+	Code   int64  `json:"code,omitempty"`
+	N      int64  `json:"n,omitempty"`
+}
+
+// Static backends of the library: the ones a map value may name besides
+// the backends of the context.
+const (
+	backend404 = "haptic-404"
+	backend500 = "haptic-500"
+)
+
+// cand is one match of one rule of one route on one listener: the unit
+// HTTP precedence orders.
+type cand struct {
+	m        *httpMatch
+	rule     *httpRule
+	r        *route
+	l        *listener
+	matchIdx int
+}
+
+// before is the HTTPRoute precedence: exact path, longer prefix, method,
+// more headers, more query parameters, older route, namespace/name, rule
+// order, match order.
+func (c *cand) before(b *cand) bool {
+	a := c
+	ra, rb := pathRank(a.m.pathType), pathRank(b.m.pathType)
+	if ra != rb {
+		return ra < rb
+	}
+	if len(a.m.path) != len(b.m.path) && a.m.pathType != string(gatewayv1.PathMatchRegularExpression) {
+		return len(a.m.path) > len(b.m.path)
+	}
+	if (a.m.method != "") != (b.m.method != "") {
+		return a.m.method != ""
+	}
+	if len(a.m.headers) != len(b.m.headers) {
+		return len(a.m.headers) > len(b.m.headers)
+	}
+	if len(a.m.query) != len(b.m.query) {
+		return len(a.m.query) > len(b.m.query)
+	}
+	if a.r != b.r {
+		return a.r.olderThan(b.r)
+	}
+	if a.rule.index != b.rule.index {
+		return a.rule.index < b.rule.index
+	}
+	return a.matchIdx < b.matchIdx
+}
+
+func pathRank(t string) int {
+	switch t {
+	case string(gatewayv1.PathMatchExact):
+		return 0
+	case string(gatewayv1.PathMatchPathPrefix):
+		return 1
+	}
+	return 2
+}
+
+// selectorID is stable across renders, so that adding a route changes
+// no other route's lines.
+func (c *cand) selectorID() string {
+	return "s" + shortID(c.l.name, c.r.kind, c.r.ref.Namespace, c.r.ref.Name, strconv.Itoa(c.rule.index), strconv.Itoa(c.matchIdx))
+}
+
+// plain says whether a request that reaches c needs nothing but its
+// backend: then a map value names the backend directly.
+func (c *cand) plain() bool {
+	return !c.m.conditional() && len(c.rule.filters) == 0
+}
+
+func (c *cand) backendName() string {
+	if c.rule.fail || c.rule.backend == nil {
+		return backend500
+	}
+	return c.rule.backend.Name
+}
+
+// builder accumulates one Gateway's context.
+type builder struct {
+	ctx      *renderContext
+	seen     map[string]map[string]bool // map -> keys written
+	backends map[string]*backendSet
+}
+
+func (b *builder) entry(mapName, key, value string) {
+	s := b.seen[mapName]
+	if s == nil {
+		s = map[string]bool{}
+		b.seen[mapName] = s
+	}
+	if s[key] {
+		return // first write wins (callers write in precedence order)
+	}
+	s[key] = true
+	b.ctx.Maps[mapName] = append(b.ctx.Maps[mapName], mapEntryIR{Key: key, Value: value})
+}
+
+// hostKey is the key that names one hostname of one listener in the
+// path maps.
+func hostKey(l *listener, host string) string { return l.name + "|" + host }
+
+// hostEntries writes the lookups that lead from a request's host on
+// the listener's port (or listener) to a key.
+func (b *builder) hostEntries(exactMap, wildMap, host, suffix, value string) {
+	switch {
+	case host == "" || host == "*":
+		b.entry(exactMap, "*@"+suffix, value)
+	case strings.HasPrefix(host, "*."):
+		b.entry(wildMap, host[1:]+"@"+suffix, value)
+	default:
+		b.entry(exactMap, host+"@"+suffix, value)
+	}
+}
+
+// buildContext computes the render context of g.
+func (g *gateway) buildContext() map[string]any {
+	b := &builder{
+		ctx:      &renderContext{Namespace: g.ref.Namespace, Name: g.ref.Name, Maps: map[string][]mapEntryIR{}},
+		seen:     map[string]map[string]bool{},
+		backends: map[string]*backendSet{},
+	}
+	for _, n := range mapNames {
+		b.ctx.Maps[n] = []mapEntryIR{}
+	}
+	// Frontends: one per port with at least one listener that carries
+	// routes.
+	byPort := map[int32]*frontendIR{}
+	var ports []int32
+	for _, l := range g.listeners {
+		if !l.acceptsRoutes {
+			continue
+		}
+		fe := byPort[l.port]
+		if fe == nil {
+			fe = &frontendIR{Name: "gw-" + itoa(l.port), Port: l.port, Protocol: l.protocol, Listeners: []string{}, Certs: []crtLine{}, Groups: []*groupIR{}, Selectors: []*selectorIR{}}
+			byPort[l.port] = fe
+			ports = append(ports, l.port)
+		}
+		fe.Listeners = append(fe.Listeners, l.name)
+		b.hostEntries(MapListeners, MapListenersWild, l.hostname, itoa(l.port), l.name)
+	}
+	sort.Slice(ports, func(i, j int) bool { return ports[i] < ports[j] })
+	for _, p := range ports {
+		fe := byPort[p]
+		sort.Strings(fe.Listeners)
+		if fe.Protocol == "HTTPS" {
+			fe.Certs = certLines(g.listeners, p)
+		}
+		b.ctx.Frontends = append(b.ctx.Frontends, fe)
+	}
+	if b.ctx.Frontends == nil {
+		b.ctx.Frontends = []*frontendIR{}
+	}
+
+	b.http(g, byPort)
+	b.tls(g)
+
+	b.ctx.Backends = make([]*backendSet, 0, len(b.backends))
+	for _, bs := range b.backends {
+		b.ctx.Backends = append(b.ctx.Backends, bs)
+	}
+	sort.Slice(b.ctx.Backends, func(i, j int) bool { return b.ctx.Backends[i].Name < b.ctx.Backends[j].Name })
+	for n, es := range b.ctx.Maps {
+		if orderedMaps[n] {
+			sort.SliceStable(es, func(i, j int) bool {
+				if len(es[i].Key) != len(es[j].Key) {
+					return len(es[i].Key) > len(es[j].Key)
+				}
+				return es[i].Key < es[j].Key
+			})
+		} else {
+			sort.Slice(es, func(i, j int) bool { return es[i].Key < es[j].Key })
+		}
+	}
+	return b.ctx.shape()
+}
+
+// certLines lists the crt-list lines of an HTTPS port: listeners without
+// hostname first (the first line is HAProxy's default certificate), then
+// the others with their hostname as SNI filter.
+func certLines(ls []*listener, port int32) []crtLine {
+	var any, named []crtLine
+	for _, l := range ls {
+		if !l.acceptsRoutes || l.port != port {
+			continue
+		}
+		for _, c := range l.certs {
+			if l.hostname == "" {
+				any = append(any, crtLine{certificate: c, SNI: []string{}})
+			} else {
+				named = append(named, crtLine{certificate: c, SNI: []string{l.hostname}})
+			}
+		}
+	}
+	return append(any, named...)
+}
+
+// http writes the host and path maps, groups and selectors of the HTTP
+// and gRPC routes of g.
+func (b *builder) http(g *gateway, byPort map[int32]*frontendIR) {
+	// Candidates per host key, and the listener of each host key.
+	type hostState struct {
+		l      *listener
+		exact  map[string][]*cand
+		prefix map[string][]*cand
+		regex  []*cand
+		all    []*cand
+	}
+	hosts := map[string]*hostState{}
+	var keys []string
+	attached := append(append([]*attachedRoute(nil), g.http...), g.grpc...)
+	for _, a := range attached {
+		var hr *httpRoute
+		if a.r.http != nil {
+			hr = a.r.http
+		} else if a.r.grpc != nil {
+			hr = a.r.grpc.http
+		}
+		if hr == nil {
+			continue
+		}
+		for _, h := range a.hosts {
+			hk := hostKey(a.l, h)
+			st := hosts[hk]
+			if st == nil {
+				st = &hostState{l: a.l, exact: map[string][]*cand{}, prefix: map[string][]*cand{}}
+				hosts[hk] = st
+				keys = append(keys, hk)
+				b.hostEntries(MapHosts, MapHostsWild, h, a.l.name, hk)
+			}
+			for _, rule := range hr.rules {
+				for i := range rule.matches {
+					c := &cand{m: &rule.matches[i], rule: rule, r: a.r, l: a.l, matchIdx: i}
+					st.all = append(st.all, c)
+				}
+			}
+		}
+	}
+	sort.Strings(keys)
+	for _, hk := range keys {
+		st := hosts[hk]
+		sort.SliceStable(st.all, func(i, j int) bool { return st.all[i].before(st.all[j]) })
+		for _, c := range st.all {
+			switch c.m.pathType {
+			case string(gatewayv1.PathMatchExact):
+				st.exact[c.m.path] = append(st.exact[c.m.path], c)
+			case string(gatewayv1.PathMatchPathPrefix):
+				st.prefix[c.m.path] = append(st.prefix[c.m.path], c)
+			default:
+				st.regex = append(st.regex, c)
+			}
+		}
+		fe := byPort[st.l.port]
+		sels := map[string]bool{}
+		groups := map[string]bool{}
+		emit := func(mapName, key, group string, list []*cand) {
+			if len(list) == 1 && list[0].plain() {
+				b.useBackend(list[0])
+				b.entry(mapName, key, list[0].backendName())
+				return
+			}
+			gid := "~" + shortID(group)
+			b.entry(mapName, key, gid)
+			if groups[gid] {
+				return
+			}
+			groups[gid] = true
+			grp := &groupIR{ID: gid}
+			for _, c := range list {
+				sel := c.selectorID()
+				grp.Candidates = append(grp.Candidates, &candIR{Selector: sel, Method: c.m.method, Headers: nonNil(c.m.headers), Query: nonNil(c.m.query), PathRegex: pathRegex(c.m)})
+				if !sels[sel] {
+					sels[sel] = true
+					fe.Selectors = append(fe.Selectors, b.selector(c, sel))
+				}
+			}
+			fe.Groups = append(fe.Groups, grp)
+		}
+		// chain returns the candidates a request for path p tries, in
+		// order, up to the first one without conditions.
+		chain := func(p string, exact bool) []*cand {
+			var out []*cand
+			add := func(cs []*cand) bool {
+				for _, c := range cs {
+					out = append(out, c)
+					if !c.m.conditional() {
+						return true
+					}
+				}
+				return false
+			}
+			if exact && add(st.exact[p]) {
+				return out
+			}
+			for q := p; ; {
+				if add(st.prefix[q]) {
+					return out
+				}
+				if q == "/" {
+					break
+				}
+				i := strings.LastIndexByte(q, '/')
+				if i <= 0 {
+					q = "/"
+				} else {
+					q = q[:i]
+				}
+			}
+			add(st.regex)
+			return out
+		}
+		for _, p := range sortedKeys(st.exact) {
+			emit(MapPathsExact, hk+p, hk+" exact "+p, chain(p, true))
+		}
+		for _, p := range sortedKeys(st.prefix) {
+			list := chain(p, false)
+			if p != "/" {
+				emit(MapPathsPrefixEq, hk+p, hk+" prefix "+p, list)
+				emit(MapPathsPrefix, hk+p+"/", hk+" prefix "+p, list)
+			} else {
+				emit(MapPathsPrefix, hk+"/", hk+" prefix /", list)
+			}
+		}
+		if len(st.regex) > 0 && len(st.prefix["/"]) == 0 {
+			// Requests no path map matches still try the regular
+			// expressions: the root prefix of the host key leads there.
+			emit(MapPathsPrefix, hk+"/", hk+" prefix /", chain("/", false))
+		}
+	}
+	for _, fe := range byPort {
+		sort.Slice(fe.Groups, func(i, j int) bool { return fe.Groups[i].ID < fe.Groups[j].ID })
+		sort.Slice(fe.Selectors, func(i, j int) bool { return fe.Selectors[i].ID < fe.Selectors[j].ID })
+	}
+}
+
+func nonNil(v []valueMatch) []valueMatch {
+	if v == nil {
+		return []valueMatch{}
+	}
+	return v
+}
+
+func pathRegex(m *httpMatch) string {
+	if m.pathType == string(gatewayv1.PathMatchRegularExpression) {
+		return m.path
+	}
+	return ""
+}
+
+func sortedKeys(m map[string][]*cand) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (b *builder) useBackend(c *cand) {
+	if c.rule.fail || c.rule.backend == nil {
+		return
+	}
+	b.backends[c.rule.backend.Name] = c.rule.backend
+}
+
+// selector builds what a selected candidate does.
+func (b *builder) selector(c *cand, id string) *selectorIR {
+	s := &selectorIR{ID: id, Actions: []*actionIR{}}
+	redirect := false
+	for _, f := range c.rule.filters {
+		switch f.Type {
+		case gatewayv1.HTTPRouteFilterRequestHeaderModifier:
+			s.Actions = append(s.Actions, headerActions("req", f.RequestHeaderModifier)...)
+		case gatewayv1.HTTPRouteFilterResponseHeaderModifier:
+			s.Actions = append(s.Actions, headerActions("rsp", f.ResponseHeaderModifier)...)
+		case gatewayv1.HTTPRouteFilterRequestRedirect:
+			redirect = true
+			s.Actions = append(s.Actions, redirectActions(c, f.RequestRedirect)...)
+		case gatewayv1.HTTPRouteFilterURLRewrite:
+			rw := f.URLRewrite
+			if rw.Hostname != nil {
+				s.Actions = append(s.Actions, &actionIR{Kind: "req-set", Name: "host", Value: string(*rw.Hostname)})
+			}
+			if p := rw.Path; p != nil {
+				switch p.Type {
+				case gatewayv1.FullPathHTTPPathModifier:
+					s.Actions = append(s.Actions, &actionIR{Kind: "path-full", Value: *p.ReplaceFullPath})
+				case gatewayv1.PrefixMatchHTTPPathModifier:
+					s.Actions = append(s.Actions, prefixActions(c.m, *p.ReplacePrefixMatch)...)
+				}
+			}
+		}
+	}
+	if !redirect {
+		s.Backend = c.backendName()
+		b.useBackend(c)
+	}
+	return s
+}
+
+func headerActions(dir string, h *gatewayv1.HTTPHeaderFilter) []*actionIR {
+	var out []*actionIR
+	for _, x := range h.Set {
+		out = append(out, &actionIR{Kind: dir + "-set", Name: string(x.Name), Value: x.Value})
+	}
+	for _, x := range h.Add {
+		out = append(out, &actionIR{Kind: dir + "-add", Name: string(x.Name), Value: x.Value})
+	}
+	for _, n := range h.Remove {
+		out = append(out, &actionIR{Kind: dir + "-del", Name: n})
+	}
+	return out
+}
+
+// prefixActions replace the matched prefix of the path with repl: the
+// rest of the path (after the prefix) is kept in txn.rest first.
+func prefixActions(m *httpMatch, repl string) []*actionIR {
+	n := int64(len(m.path))
+	if m.path == "/" {
+		n = 0
+	}
+	trimmed := strings.TrimRight(repl, "/")
+	empty := repl
+	if trimmed == "" {
+		empty = "/"
+	}
+	return []*actionIR{
+		{Kind: "rest", N: n},
+		{Kind: "path-prefix", Format: formatLiteral(trimmed) + "%[var(txn.rest)]", Value: empty},
+	}
+}
+
+// redirectActions build the Location of a RequestRedirect as the API
+// derives it: scheme and host of the request unless set, the listener's
+// port unless a scheme or port is set, no port when it is the scheme's
+// default, the request path (and query) unless a path modifier is set.
+func redirectActions(c *cand, rd *gatewayv1.HTTPRequestRedirectFilter) []*actionIR {
+	scheme := "http"
+	if c.l.protocol == "HTTPS" {
+		scheme = "https"
+	}
+	port := int64(c.l.port)
+	if rd.Scheme != nil {
+		scheme = *rd.Scheme
+		port = map[string]int64{"http": 80, "https": 443}[scheme]
+	}
+	if rd.Port != nil {
+		port = int64(*rd.Port)
+	}
+	host := "%[var(txn.host)]"
+	if rd.Hostname != nil {
+		host = formatLiteral(string(*rd.Hostname))
+	}
+	loc := scheme + "://" + host
+	defaultPort := scheme == "http" && port == 80 || scheme == "https" && port == 443
+	if !defaultPort {
+		loc += ":" + strconv.FormatInt(port, 10)
+	}
+	var out []*actionIR
+	switch {
+	case rd.Path == nil:
+		loc += "%[pathq]"
+	case rd.Path.Type == gatewayv1.FullPathHTTPPathModifier:
+		loc += formatLiteral(*rd.Path.ReplaceFullPath)
+	case rd.Path.Type == gatewayv1.PrefixMatchHTTPPathModifier:
+		acts := prefixActions(c.m, *rd.Path.ReplacePrefixMatch)
+		out = append(out, acts[0])
+		trimmed := strings.TrimRight(*rd.Path.ReplacePrefixMatch, "/")
+		loc += formatLiteral(trimmed) + "%[var(txn.rest)]"
+	}
+	code := int64(302)
+	if rd.StatusCode != nil {
+		code = int64(*rd.StatusCode)
+	}
+	return append(out, &actionIR{Kind: "redirect", Format: loc, Code: code})
+}
+
+// tls writes the SNI lookups of the TLS passthrough routes of g: for
+// each host key, the backend of the oldest route.
+func (b *builder) tls(g *gateway) {
+	attached := append([]*attachedRoute(nil), g.tls...)
+	sort.SliceStable(attached, func(i, j int) bool { return attached[i].r.olderThan(attached[j].r) })
+	for _, a := range attached {
+		if a.r.tls == nil {
+			continue
+		}
+		for _, h := range a.hosts {
+			hk := hostKey(a.l, h)
+			b.hostEntries(MapHosts, MapHostsWild, h, a.l.name, hk)
+			// A route without a backend that resolves gets no entry: its
+			// connections are rejected, as the API asks.
+			if bs := a.r.tls.backend; bs != nil {
+				b.backends[bs.Name] = bs
+				b.entry(MapTLS, hk, bs.Name)
+			}
+		}
+	}
+}

@@ -1,0 +1,167 @@
+package gatewayapi_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/haptic-io/haptic/gatewayapi"
+)
+
+const twoListeners = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {namespace: infra, name: gw, generation: 1}
+spec:
+  gatewayClassName: haptic
+  listeners:
+  - {name: http, port: 80, protocol: HTTP}
+  - {name: foo, port: 80, protocol: HTTP, hostname: "*.foo.com"}
+  - {name: alt, port: 8080, protocol: HTTP}
+`
+
+func TestRenderContextMapsRoutesByListenerHostAndPath(t *testing.T) {
+	m := build(t, twoListeners+`
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: infra, name: a, creationTimestamp: "2026-01-01T00:00:00Z"}
+spec:
+  parentRefs: [{name: gw, sectionName: http}]
+  hostnames: [example.com, "*.example.com"]
+  rules:
+  - matches: [{path: {type: Exact, value: /login}}, {path: {type: PathPrefix, value: /api/}}]
+    backendRefs: [{name: api, port: 8080}]
+  - backendRefs: [{name: web, port: 8080}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: infra, name: b, creationTimestamp: "2026-01-02T00:00:00Z"}
+spec:
+  parentRefs: [{name: gw, sectionName: foo}]
+  rules: [{backendRefs: [{name: web, port: 8080}]}]
+`)
+	ctx := m.RenderContext(gatewayapi.Ref{Namespace: "infra", Name: "gw"})
+	if ctx == nil {
+		t.Fatal("no render context")
+	}
+	want := `gw-hosts-wild.map: .example.com@http http|*.example.com
+gw-hosts-wild.map: .foo.com@foo foo|*.foo.com
+gw-hosts.map: example.com@http http|example.com
+gw-listeners-wild.map: .foo.com@80 foo
+gw-listeners.map: *@80 http
+gw-listeners.map: *@8080 alt
+gw-paths-exact.map: http|*.example.com/login be_infra_api_8080
+gw-paths-exact.map: http|example.com/login be_infra_api_8080
+gw-paths-prefix-exact.map: http|*.example.com/api be_infra_api_8080
+gw-paths-prefix-exact.map: http|example.com/api be_infra_api_8080
+gw-paths-prefix.map: foo|*.foo.com/ be_infra_web_8080
+gw-paths-prefix.map: http|*.example.com/ be_infra_web_8080
+gw-paths-prefix.map: http|*.example.com/api/ be_infra_api_8080
+gw-paths-prefix.map: http|example.com/ be_infra_web_8080
+gw-paths-prefix.map: http|example.com/api/ be_infra_api_8080
+`
+	if diff := cmp.Diff(want, mapsOf(ctx)); diff != "" {
+		t.Errorf("maps (-want +got):\n%s", diff)
+	}
+	fes := ctx["frontends"].([]any)
+	if len(fes) != 2 {
+		t.Fatalf("frontends: want 2 (ports 80, 8080), have %d", len(fes))
+	}
+}
+
+// TestPrecedenceOrdersCandidatesAcrossRoutes checks the spec's order:
+// exact path, longest prefix, method, header count, query count, oldest
+// route, then rule order; a conditional group falls back to the shorter
+// prefixes' rules.
+func TestPrecedenceOrdersCandidatesAcrossRoutes(t *testing.T) {
+	m := build(t, twoListeners+`
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: infra, name: old, creationTimestamp: "2026-01-01T00:00:00Z"}
+spec:
+  parentRefs: [{name: gw, sectionName: http}]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /v}, headers: [{name: X-Version, value: one}]}]
+    backendRefs: [{name: web, port: 8080}]
+  - matches: [{path: {type: PathPrefix, value: /}}]
+    backendRefs: [{name: web, port: 8080}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: infra, name: new, creationTimestamp: "2026-01-02T00:00:00Z"}
+spec:
+  parentRefs: [{name: gw, sectionName: http}]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /v}, headers: [{name: X-Version, value: two}, {name: X-Env, value: canary}]}]
+    backendRefs: [{name: api, port: 8080}]
+  - matches: [{path: {type: PathPrefix, value: /v}, method: POST}]
+    backendRefs: [{name: api, port: 8080}]
+`)
+	ctx := m.RenderContext(gatewayapi.Ref{Namespace: "infra", Name: "gw"})
+	fes := ctx["frontends"].([]any)
+	fe := fes[0].(map[string]any)
+	groups := fe["groups"].([]any)
+	if len(groups) != 1 {
+		t.Fatalf("groups: want 1 (prefix /v), have %s", js(groups))
+	}
+	var order []string
+	for _, c := range groups[0].(map[string]any)["candidates"].([]any) {
+		cm := c.(map[string]any)
+		order = append(order, js(map[string]any{"method": cm["method"], "headers": len(cm["headers"].([]any))}))
+	}
+	want := []string{`{"headers":0,"method":"POST"}`, `{"headers":2,"method":""}`, `{"headers":1,"method":""}`, `{"headers":0,"method":""}`}
+	if diff := cmp.Diff(want, order); diff != "" {
+		t.Errorf("candidate order (-want +got):\n%s", diff)
+	}
+	sels := fe["selectors"].([]any)
+	if len(sels) != 4 {
+		t.Errorf("selectors: want 4, have %d", len(sels))
+	}
+	// The root prefix stays a plain map entry.
+	if got := mapsOf(ctx); !contains(got, "gw-paths-prefix.map: http|*/ be_infra_web_8080\n") {
+		t.Errorf("maps: the root prefix should name its backend directly:\n%s", got)
+	}
+}
+
+func js(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func contains(s, sub string) bool {
+	return len(sub) == 0 || len(s) >= len(sub) && (s[:len(sub)] == sub || contains(s[1:], sub))
+}
+
+// TestCachedBuildEqualsAFreshOne changes a route between Builds that
+// share a Cache: each Build equals one without the Cache.
+func TestCachedBuildEqualsAFreshOne(t *testing.T) {
+	route := func(rv, path string) string {
+		return `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: infra, name: r, resourceVersion: "` + rv + `"}
+spec:
+  parentRefs: [{name: gw, sectionName: http}]
+  rules: [{matches: [{path: {type: PathPrefix, value: ` + path + `}}], backendRefs: [{name: web, port: 8080}]}]
+`
+	}
+	cache := &gatewayapi.Cache{}
+	for _, step := range []struct{ rv, path string }{{"1", "/a"}, {"1", "/a"}, {"2", "/b"}, {"2", "/b"}} {
+		m, err := memory(base + "\n---\n" + twoListeners + "\n---\n" + route(step.rv, step.path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := gatewayapi.Ref{Namespace: "infra", Name: "gw"}
+		got := gatewayapi.Build(m.Snapshot(), gatewayapi.Options{Cache: cache})
+		want := gatewayapi.Build(m.Snapshot(), gatewayapi.Options{})
+		if diff := cmp.Diff(want.RenderContext(ref), got.RenderContext(ref)); diff != "" {
+			t.Fatalf("resourceVersion %s: cached context (-fresh +cached):\n%s", step.rv, diff)
+		}
+		if diff := cmp.Diff(want.Statuses(nil), got.Statuses(nil)); diff != "" {
+			t.Fatalf("resourceVersion %s: cached statuses (-fresh +cached):\n%s", step.rv, diff)
+		}
+	}
+}

@@ -1,0 +1,34 @@
+package gatewayapi
+
+import (
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// tlsRoute is a TLSRoute: connections whose SNI matches go, still
+// encrypted, to its backends.
+type tlsRoute struct {
+	backend *backendSet // nil: no backend resolves, connections are rejected
+}
+
+func (w *world) resolveTLSRoute(tr *gatewayv1.TLSRoute) *route {
+	r := &route{
+		kind:       kindTLS,
+		ref:        Ref{Namespace: tr.Namespace, Name: tr.Name},
+		generation: tr.Generation,
+		created:    tr.CreationTimestamp,
+		parentRefs: tr.Spec.ParentRefs,
+		tls:        &tlsRoute{},
+	}
+	for _, h := range tr.Spec.Hostnames {
+		r.addHostname(string(h))
+	}
+	var rr []refResult
+	for _, rule := range tr.Spec.Rules {
+		for _, b := range rule.BackendRefs {
+			rr = append(rr, w.resolveBackend(kindTLS, r.ref.Namespace, b))
+		}
+	}
+	r.resolved = resolvedRefs(rr)
+	r.tls.backend, _ = newBackendSet("tcp", "bt_", false, rr)
+	return r
+}

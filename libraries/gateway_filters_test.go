@@ -1,0 +1,177 @@
+package libraries_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/haptic-io/haptic/internal/haproxytest"
+)
+
+const filterRoutes = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {namespace: t, name: gw, generation: 1}
+spec:
+  gatewayClassName: haptic
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: t, name: filters}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [f.test]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /headers}}]
+    filters:
+    - type: RequestHeaderModifier
+      requestHeaderModifier:
+        set: [{name: X-Set, value: set-value}]
+        add: [{name: X-Add, value: "add %value"}]
+        remove: [X-Remove]
+    - type: ResponseHeaderModifier
+      responseHeaderModifier:
+        set: [{name: X-Upstream, value: overridden}]
+        add: [{name: X-Resp-Add, value: added}]
+    backendRefs: [{name: web, port: 8080}]
+  - matches: [{path: {type: PathPrefix, value: /redirect}}]
+    filters: [{type: RequestRedirect, requestRedirect: {scheme: https, hostname: example.org, statusCode: 301}}]
+  - matches: [{path: {type: PathPrefix, value: /redirect-port}}]
+    filters: [{type: RequestRedirect, requestRedirect: {port: 8443}}]
+  - matches: [{path: {type: PathPrefix, value: /redirect-path}}]
+    filters: [{type: RequestRedirect, requestRedirect: {path: {type: ReplacePrefixMatch, replacePrefixMatch: /new}}}]
+  - matches: [{path: {type: PathPrefix, value: /redirect-full}}]
+    filters: [{type: RequestRedirect, requestRedirect: {path: {type: ReplaceFullPath, replaceFullPath: /full}, statusCode: 308}}]
+  - matches: [{path: {type: PathPrefix, value: /prefix/one}}]
+    filters: [{type: URLRewrite, urlRewrite: {path: {type: ReplacePrefixMatch, replacePrefixMatch: /one}}}]
+    backendRefs: [{name: web, port: 8080}]
+  - matches: [{path: {type: PathPrefix, value: /strip}}]
+    filters: [{type: URLRewrite, urlRewrite: {hostname: rewritten.test, path: {type: ReplacePrefixMatch, replacePrefixMatch: /}}}]
+    backendRefs: [{name: web, port: 8080}]
+  - matches: [{path: {type: PathPrefix, value: /full}}]
+    filters: [{type: URLRewrite, urlRewrite: {path: {type: ReplaceFullPath, replaceFullPath: /replaced}}}]
+    backendRefs: [{name: web, port: 8080}]
+`
+
+// TestGatewayFiltersModifyRequestsAndResponses checks header modifiers,
+// redirects and rewrites through real HAProxy on every series.
+func TestGatewayFiltersModifyRequestsAndResponses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real HAProxy; skipped with -short")
+	}
+	for _, series := range []string{"3.0", "3.2", "3.4"} {
+		t.Run(series, func(t *testing.T) {
+			f := newGatewayFixture(t, filterRoutes)
+			f.services(1, "web")
+			off, _, _ := f.start(series, 80)
+
+			a := do(t, off, request{host: "f.test", path: "/headers/x", headers: map[string]string{"X-Set": "old", "X-Add": "first", "X-Remove": "gone"}})
+			h := a.got.Headers
+			if a.status != 200 || strings.Join(h["X-Set"], ",") != "set-value" || strings.Join(h["X-Add"], ",") != "first,add %value" || h["X-Remove"] != nil {
+				t.Errorf("request headers: %d %v, want X-Set set-value, X-Add first and 'add %%value', no X-Remove", a.status, h)
+			}
+			if a.header.Get("X-Upstream") != "overridden" || a.header.Get("X-Resp-Add") != "added" {
+				t.Errorf("response headers: %v, want X-Upstream overridden and X-Resp-Add added", a.header)
+			}
+
+			for _, tc := range []struct {
+				path     string
+				status   int
+				location string
+			}{
+				{"/redirect/a?b=c", 301, "https://example.org/redirect/a?b=c"},
+				{"/redirect-port/a", 302, "http://f.test:8443/redirect-port/a"},
+				{"/redirect-path/a", 302, "http://f.test/new/a"},
+				{"/redirect-full/a", 308, "http://f.test/full"},
+			} {
+				a := do(t, off, request{host: "f.test", path: tc.path})
+				if a.status != tc.status || a.location != tc.location {
+					t.Errorf("GET %s: %d Location %q, want %d %q", tc.path, a.status, a.location, tc.status, tc.location)
+				}
+			}
+
+			for _, tc := range []struct{ path, want, host string }{
+				{"/prefix/one/two", "/one/two", "f.test"},
+				{"/prefix/one", "/one", "f.test"},
+				{"/strip/three", "/three", "rewritten.test"},
+				{"/strip", "/", "rewritten.test"},
+				{"/full/a/b", "/replaced", "f.test"},
+			} {
+				a := do(t, off, request{host: "f.test", path: tc.path})
+				if a.status != 200 || a.got.Path != tc.want || a.got.Host != tc.host {
+					t.Errorf("GET %s: %d, backend saw path %q host %q, want %q %q", tc.path, a.status, a.got.Path, a.got.Host, tc.want, tc.host)
+				}
+			}
+		})
+	}
+}
+
+// TestGatewayWeightsSplitTraffic sends 400 requests to a rule with
+// weights 3:1 over Services of one and two endpoints: the shares come
+// out near 3:1 whatever the endpoint counts.
+func TestGatewayWeightsSplitTraffic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real HAProxy; skipped with -short")
+	}
+	f := newGatewayFixture(t, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {namespace: t, name: gw, generation: 1}
+spec:
+  gatewayClassName: haptic
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: t, name: w}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - backendRefs: [{name: big, port: 8080, weight: 3}, {name: small, port: 8080, weight: 1}, {name: zero, port: 8080, weight: 0}]
+`)
+	f.services(1, "big", "zero")
+	f.services(2, "small")
+	off, _, _ := f.start("3.4", 80)
+	counts := map[string]int{}
+	for range 400 {
+		counts[do(t, off, request{host: "w.test", path: "/"}).backend]++
+	}
+	if counts["zero"] != 0 || counts["big"] < 240 || counts["big"] > 360 || counts["big"]+counts["small"] != 400 {
+		t.Errorf("400 requests went %v, want about 300 big, 100 small, none to zero", counts)
+	}
+}
+
+// TestGatewayUnresolvedBackendShareAnswers500 sends 200 requests to a
+// rule whose backendRefs are one Service (weight 1) and one that does
+// not exist (weight 1): with errorPort set, about half answer 500.
+func TestGatewayUnresolvedBackendShareAnswers500(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real HAProxy; skipped with -short")
+	}
+	f := newGatewayFixture(t, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {namespace: t, name: gw, generation: 1}
+spec:
+  gatewayClassName: haptic
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: t, name: w}
+spec:
+  parentRefs: [{name: gw}]
+  rules: [{backendRefs: [{name: web, port: 8080}, {name: missing, port: 8080}]}]
+`)
+	f.services(1, "web")
+	off := freeOffset(t, 80)
+	out, _ := f.renderWith(off, map[string]any{"errorPort": int64(haproxytest.FreePort(t))})
+	startOutput(t, "3.4", out)
+	counts := map[int]int{}
+	for range 200 {
+		counts[do(t, off, request{host: "w.test", path: "/"}).status]++
+	}
+	if counts[200] < 60 || counts[500] < 60 || counts[200]+counts[500] != 200 {
+		t.Errorf("200 requests answered %v, want about half 200 and half 500", counts)
+	}
+}

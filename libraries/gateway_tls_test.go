@@ -1,0 +1,203 @@
+package libraries_test
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// selfSigned returns a certificate and key for names, PEM-encoded.
+func selfSigned(t testing.TB, names ...string) (certPEM, keyPEM []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: names[0]}, DNSNames: names,
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb})
+}
+
+func secretManifest(name string, crt, key []byte) string {
+	return fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata: {namespace: t, name: %s}\ntype: kubernetes.io/tls\ndata: {tls.crt: %s, tls.key: %s}\n",
+		name, base64.StdEncoding.EncodeToString(crt), base64.StdEncoding.EncodeToString(key))
+}
+
+// httpsGet sends GET https://host/path to 127.0.0.1:port with SNI
+// sni, trusting roots; it returns the status, the answering backend and
+// the certificate's first DNS name.
+func httpsGet(t *testing.T, port int, sni, host, path string, roots *x509.CertPool) (int, string, string) {
+	t.Helper()
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		DisableKeepAlives: true, Proxy: nil,
+		TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: sni},
+	}}
+	req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("https://127.0.0.1:%d%s", port, path), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = host
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("GET https://%s%s (SNI %s): %v", host, path, sni, err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode, resp.Header.Get("X-Echo"), resp.TLS.PeerCertificates[0].DNSNames[0]
+}
+
+// TestGatewayHTTPSListenersServeTheirCertificates checks HTTPS
+// termination: a listener without hostname (its certificate is the
+// default) and one with a hostname on the same port, each with its own
+// certificate and routes.
+func TestGatewayHTTPSListenersServeTheirCertificates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real HAProxy; skipped with -short")
+	}
+	crtA, keyA := selfSigned(t, "example.org")
+	crtB, keyB := selfSigned(t, "second.org")
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(crtA)
+	roots.AppendCertsFromPEM(crtB)
+	f := newGatewayFixture(t, secretManifest("a", crtA, keyA)+"---\n"+secretManifest("b", crtB, keyB)+`---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {namespace: t, name: gw, generation: 1}
+spec:
+  gatewayClassName: haptic
+  listeners:
+  - {name: https, port: 443, protocol: HTTPS, tls: {certificateRefs: [{name: a}]}}
+  - {name: https-second, port: 443, protocol: HTTPS, hostname: second.org, tls: {certificateRefs: [{name: b}]}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: t, name: first}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [example.org]
+  rules: [{backendRefs: [{name: v1, port: 8080}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: t, name: second}
+spec:
+  parentRefs: [{name: gw, sectionName: https-second}]
+  rules: [{backendRefs: [{name: v2, port: 8080}]}]
+`)
+	f.services(1, "v1", "v2")
+	for _, series := range []string{"3.0", "3.4"} {
+		t.Run(series, func(t *testing.T) {
+			off, _, _ := f.start(series, 443)
+			for _, tc := range []struct {
+				sni, host string
+				status    int
+				backend   string
+				cert      string
+			}{
+				{"example.org", "example.org", 200, "v1", "example.org"},
+				{"second.org", "second.org", 200, "v2", "second.org"},
+				{"example.org", "unknown.org", 404, "", "example.org"},
+			} {
+				status, backend, cert := httpsGet(t, 443+off, tc.sni, tc.host, "/", roots)
+				if status != tc.status || backend != tc.backend || cert != tc.cert {
+					t.Errorf("GET https://%s/ (SNI %s): %d from %q with certificate %q, want %d from %q with %q", tc.host, tc.sni, status, backend, cert, tc.status, tc.backend, tc.cert)
+				}
+			}
+		})
+	}
+}
+
+// TestGatewayTLSPassthroughRoutesBySNI checks TLSRoute passthrough: the
+// client's handshake reaches the backend chosen by SNI, whose own
+// certificate answers; an unknown SNI is refused.
+func TestGatewayTLSPassthroughRoutesBySNI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real HAProxy; skipped with -short")
+	}
+	crt, key := selfSigned(t, "tls.test")
+	pair, err := tls.X509KeyPair(crt, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{pair}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Echo", "passthrough")
+		_ = json.NewEncoder(w).Encode(r.Host)
+	}), ReadHeaderTimeout: 5 * time.Second}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close(); <-done })
+	port := l.Addr().(*net.TCPAddr).Port
+
+	f := newGatewayFixture(t, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {namespace: t, name: gw, generation: 1}
+spec:
+  gatewayClassName: haptic
+  listeners: [{name: tls, port: 8443, protocol: TLS, tls: {mode: Passthrough}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TLSRoute
+metadata: {namespace: t, name: pass}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [tls.test]
+  rules: [{backendRefs: [{name: secure, port: 8443}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {namespace: t, name: secure}
+spec: {ports: [{name: https, port: 8443}]}
+`)
+	f.objs = append(f.objs, endpointSlice("secure", "secure-1", port, []any{map[string]any{
+		"addresses": []any{"127.0.0.1"}, "conditions": map[string]any{"ready": true},
+		"targetRef": map[string]any{"kind": "Pod", "namespace": "t", "name": "secure-0"},
+	}}))
+	f.objs[len(f.objs)-1]["ports"] = []any{map[string]any{"name": "https", "port": int64(port)}}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(crt)
+	for _, series := range []string{"3.0", "3.4"} {
+		t.Run(series, func(t *testing.T) {
+			off, _, _ := f.start(series, 8443)
+			status, backend, cert := httpsGet(t, 8443+off, "tls.test", "tls.test", "/", roots)
+			if status != 200 || backend != "passthrough" || cert != "tls.test" {
+				t.Errorf("GET https://tls.test/: %d from %q with certificate %q, want 200 from the passthrough backend", status, backend, cert)
+			}
+			conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", fmt.Sprintf("127.0.0.1:%d", 8443+off), &tls.Config{ServerName: "other.test", InsecureSkipVerify: true})
+			if err == nil {
+				conn.Close()
+				t.Error("a handshake for an SNI no TLSRoute names succeeded")
+			} else if !strings.Contains(err.Error(), "EOF") && !strings.Contains(err.Error(), "reset") {
+				t.Logf("unknown SNI refused: %v", err)
+			}
+		})
+	}
+}
