@@ -46,7 +46,7 @@ const pendingWrite = 5 * time.Second
 // server-side apply of the status subresource, one field manager, only
 // when the status differs from the object's (lastTransitionTime aside).
 // Conditions keep the lastTransitionTime of the object's condition of the
-// same type and status. A route's status.parents is an atomic list: the
+// same type and status ([gatewayapi.WithTransitionTimes]). A route's status.parents is an atomic list: the
 // entries of other controllers are kept, and an entry of ours for a
 // parent the model no longer lists is removed. Owned by one goroutine.
 type apiStatusWriter struct {
@@ -92,7 +92,7 @@ func (w *apiStatusWriter) write(ctx context.Context, statuses []gatewayapi.Statu
 		if _, isRoute := routeAliases[st.Kind]; isRoute {
 			want["parents"] = append(otherParents(curStatus, w.controllerName), listOf(want["parents"])...)
 		}
-		keepTransitionTimes(want, curStatus, now)
+		want = gatewayapi.WithTransitionTimes(gatewayapi.Status{Status: want}, curStatus, now).Status
 		ok, err := w.apply(ctx, key, st.APIVersion, st.Kind, st.Namespace, st.Name, want, curStatus, now)
 		if err != nil {
 			failures++
@@ -173,72 +173,6 @@ func otherParents(status map[string]any, ours string) []any {
 func listOf(v any) []any {
 	l, _ := v.([]any)
 	return l
-}
-
-// keepTransitionTimes sets lastTransitionTime on every condition of want
-// (status.conditions, status.listeners[].conditions by listener name,
-// status.parents[].conditions by parentRef and controllerName): the
-// time of cur's condition of the same type when its status is the same,
-// else now.
-func keepTransitionTimes(want, cur map[string]any, now time.Time) {
-	fillConditions(want, cur, now)
-	for _, field := range []string{"listeners", "parents"} {
-		curItems := listOf(cur[field])
-		for _, it := range listOf(want[field]) {
-			m, ok := it.(map[string]any)
-			if !ok {
-				continue
-			}
-			var match map[string]any
-			for _, c := range curItems {
-				if cm, ok := c.(map[string]any); ok && sameItem(field, m, cm) {
-					match = cm
-					break
-				}
-			}
-			fillConditions(m, match, now)
-		}
-	}
-}
-
-func sameItem(field string, a, b map[string]any) bool {
-	if field == "listeners" {
-		return a["name"] == b["name"]
-	}
-	return a["controllerName"] == b["controllerName"] && digestStatus(asMap(a["parentRef"])) == digestStatus(asMap(b["parentRef"]))
-}
-
-func asMap(v any) map[string]any {
-	m, _ := v.(map[string]any)
-	return m
-}
-
-func fillConditions(want, cur map[string]any, now time.Time) {
-	conds := listOf(want["conditions"])
-	if len(conds) == 0 {
-		return
-	}
-	old := map[string]map[string]any{}
-	for _, c := range listOf(cur["conditions"]) {
-		if m, ok := c.(map[string]any); ok {
-			if t, ok := m["type"].(string); ok {
-				old[t] = m
-			}
-		}
-	}
-	stamp := now.UTC().Format(time.RFC3339)
-	for _, c := range conds {
-		m, ok := c.(map[string]any)
-		if !ok {
-			continue
-		}
-		t, _ := m["type"].(string)
-		if o := old[t]; o != nil && o["status"] == m["status"] && o["lastTransitionTime"] != nil {
-			m["lastTransitionTime"] = o["lastTransitionTime"]
-		} else {
-			m["lastTransitionTime"] = stamp
-		}
-	}
 }
 
 // digestStatus is a status's canonical JSON without its conditions'
