@@ -7,8 +7,9 @@
 #   kube-apiserver, kube-controller-manager tools/minicluster/kube  (k8s v1.37.2)
 #   echo-basic, conformance.test          tools/minicluster/gateway (gateway-api v1.6.3)
 #
-# and copies the Gateway API standard CRDs and the conformance base manifests
-# of that module version to .cache/minicluster/gateway-api/.
+# and copies the Gateway API CRDs (standard and experimental channels) and the
+# conformance base manifests of that module version to
+# .cache/minicluster/gateway-api/.
 #
 # Each module's build is skipped when its key (go version + go.mod + go.sum +
 # the module's .go files + this recipe) matches the stamp of the last good
@@ -74,14 +75,16 @@ build() {
 	gateway)
 		(cd "$d" && "$GO" build -p "$P" -trimpath -o "$tmp/echo-basic" sigs.k8s.io/gateway-api/conformance/echo-basic)
 		(cd "$d" && "$GO" test -p "$P" -c -trimpath -o "$tmp/conformance.test" ./conformance)
-		# The Gateway API standard CRDs and the conformance base manifests,
-		# copied from the module cache so tests need no `go` at run time.
+		# The Gateway API CRDs of both channels and the conformance base
+		# manifests, copied from the module cache so tests need no `go` at
+		# run time.
 		local gw conf
 		gw=$(cd "$d" && "$GO" list -m -f '{{.Dir}}' sigs.k8s.io/gateway-api)
 		conf=$(cd "$d" && "$GO" list -m -f '{{.Dir}}' sigs.k8s.io/gateway-api/conformance)
 		rm -rf "$DIR/gateway-api"
-		mkdir -p "$DIR/gateway-api/crd/standard" "$DIR/gateway-api/conformance/base"
+		mkdir -p "$DIR/gateway-api/crd/standard" "$DIR/gateway-api/crd/experimental" "$DIR/gateway-api/conformance/base"
 		cp "$gw"/config/crd/standard/gateway.networking.k8s.io_*.yaml "$DIR/gateway-api/crd/standard/"
+		cp "$gw"/config/crd/experimental/gateway.networking.*.yaml "$DIR/gateway-api/crd/experimental/"
 		cp "$conf/base/manifests.yaml" "$DIR/gateway-api/conformance/base/"
 		chmod -R u+w "$DIR/gateway-api"
 		;;
@@ -102,7 +105,7 @@ for mod in "${mods[@]}"; do
 	for b in $(binaries "$mod"); do
 		[ -x "$OUT/$b" ] || fresh=0
 	done
-	if [ "$mod" = gateway ] && [ ! -f "$DIR/gateway-api/conformance/base/manifests.yaml" ]; then
+	if [ "$mod" = gateway ] && { [ ! -f "$DIR/gateway-api/conformance/base/manifests.yaml" ] || [ ! -d "$DIR/gateway-api/crd/experimental" ]; }; then
 		fresh=0
 	fi
 	if [ "$fresh" = 1 ] && [ "$(cat "$STAMPS/$mod" 2>/dev/null)" = "$k" ]; then

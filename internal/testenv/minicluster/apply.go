@@ -91,15 +91,16 @@ func newMapper(dc discovery.DiscoveryInterface) (meta.RESTMapper, error) {
 	return restmapper.NewDiscoveryRESTMapper(groups), nil
 }
 
-// InstallGatewayCRDs applies every gateway.networking.k8s.io_*.yaml file in
-// dir (Binaries.GatewayCRDDir) and waits until each CRD is Established.
+// InstallGatewayCRDs applies every gateway.networking.*.yaml file in dir
+// (Binaries.GatewayCRDDir or GatewayExperimentalCRDDir) and waits until
+// each CRD is Established.
 func InstallGatewayCRDs(ctx context.Context, cfg *rest.Config, dir string) error {
-	paths, err := filepath.Glob(filepath.Join(dir, "gateway.networking.k8s.io_*.yaml"))
+	paths, err := filepath.Glob(filepath.Join(dir, "gateway.networking.*.yaml"))
 	if err != nil {
 		return fmt.Errorf("install gateway crds: %w", err)
 	}
 	if len(paths) == 0 {
-		return fmt.Errorf("install gateway crds: no gateway.networking.k8s.io_*.yaml in %s", dir)
+		return fmt.Errorf("install gateway crds: no gateway.networking.*.yaml in %s", dir)
 	}
 	sort.Strings(paths)
 	var objs []*unstructured.Unstructured

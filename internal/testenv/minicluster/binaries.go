@@ -19,6 +19,10 @@ type Binaries struct {
 	ConformanceTest string
 	// GatewayCRDDir holds the Gateway API standard-channel CRD files.
 	GatewayCRDDir string
+	// GatewayExperimentalCRDDir holds the experimental-channel CRD files
+	// (a superset of the standard channel; install one channel per
+	// cluster). Not checked by [FindBinaries].
+	GatewayExperimentalCRDDir string
 	// ConformanceManifests is the suite's base/manifests.yaml.
 	ConformanceManifests string
 }
@@ -35,13 +39,14 @@ var ErrNoBinaries = errors.New("minicluster: binaries missing (run make miniclus
 func BinariesIn(dir string) Binaries {
 	bin := filepath.Join(dir, "bin")
 	return Binaries{
-		Etcd:                 filepath.Join(bin, "etcd"),
-		APIServer:            filepath.Join(bin, "kube-apiserver"),
-		ControllerManager:    filepath.Join(bin, "kube-controller-manager"),
-		EchoBasic:            filepath.Join(bin, "echo-basic"),
-		ConformanceTest:      filepath.Join(bin, "conformance.test"),
-		GatewayCRDDir:        filepath.Join(dir, "gateway-api", "crd", "standard"),
-		ConformanceManifests: filepath.Join(dir, "gateway-api", "conformance", "base", "manifests.yaml"),
+		Etcd:                      filepath.Join(bin, "etcd"),
+		APIServer:                 filepath.Join(bin, "kube-apiserver"),
+		ControllerManager:         filepath.Join(bin, "kube-controller-manager"),
+		EchoBasic:                 filepath.Join(bin, "echo-basic"),
+		ConformanceTest:           filepath.Join(bin, "conformance.test"),
+		GatewayCRDDir:             filepath.Join(dir, "gateway-api", "crd", "standard"),
+		GatewayExperimentalCRDDir: filepath.Join(dir, "gateway-api", "crd", "experimental"),
+		ConformanceManifests:      filepath.Join(dir, "gateway-api", "conformance", "base", "manifests.yaml"),
 	}
 }
 
