@@ -66,6 +66,10 @@ type State struct {
 	// file it has ([ApplyRequest.Patches]). A controller sends patches
 	// only to an agent that says so.
 	BodyPatches bool `json:"bodyPatches,omitempty"`
+	// ReloadPending says a reload is scheduled (the pacing deferred the
+	// one an apply needed) or owed (a recovery): HAProxy does not serve
+	// the applied plan's configuration yet. It clears once the reload ran.
+	ReloadPending bool `json:"reloadPending,omitempty"`
 }
 
 // Worker identifies one HAProxy worker process.

@@ -83,6 +83,9 @@ spec:
   extraContext: {httpAddress: 0.0.0.0, errorPort: 18999, statsSocket: stats.sock, hardStopAfter: 10s}
   podSelector: {matchLabels: {app.kubernetes.io/part-of: haptic}}
   agent: {port: 5555, tokenSecretRef: {name: haptic-agent-token, key: token}}
+  # The suite expects a change served about a second after it first
+  # answers: reloads are paced at 250 ms instead of the default 2 s.
+  dataplane: {minDeploymentInterval: 250ms}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass

@@ -222,6 +222,7 @@ func (a *Agent) State(ctx context.Context) (*agentapi.State, error) {
 	st.Fence = a.durable.NewestToken
 	st.LastKnownGoodPlanID = a.durable.LKGPlanID
 	st.Drifted = a.drifted
+	st.ReloadPending = a.reloadDue
 	if !a.drifted && !a.baselineUnknown {
 		st.AppliedPlanID = a.durable.AppliedPlanID
 	}

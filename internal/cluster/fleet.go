@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -121,6 +122,7 @@ type fleet struct {
 	selector, labels map[string]string
 	cfg              FleetConfig
 	agentPort        int32
+	minReload        time.Duration // the config's minDeploymentInterval: the agents' reload pacing, 0 none
 	token            string
 	listeners        []gatewayapi.Listener
 }
@@ -267,6 +269,15 @@ func (f *fleet) deployment() *appsv1ac.DeploymentApplyConfiguration {
 		return ac
 	}
 	agentPort := strconv.Itoa(int(f.agentPort))
+	agentArgs := []string{"agent", "--base-dir=" + fleetBaseDir, "--master-socket=master.sock", "--stats-socket=stats.sock",
+		"--listen=$(POD_IP):" + agentPort, "--token-file=/etc/haptic/token/" + fleetTokenKey}
+	// The agents pace reloads by the config's minDeploymentInterval (0:
+	// no pacing, which the agent spells as a negative interval).
+	pacing := f.minReload
+	if pacing <= 0 {
+		pacing = -time.Nanosecond
+	}
+	agentArgs = append(agentArgs, "--min-reload-interval="+pacing.String())
 	bootstrap := corev1ac.Container().WithName("bootstrap").WithImage(f.cfg.AgentImage).
 		WithArgs("agent", "bootstrap", "--base-dir="+fleetBaseDir, "--stats-socket=stats.sock").
 		WithWorkingDir(fleetBaseDir).WithVolumeMounts(vol).WithSecurityContext(sec).WithResources(res(f.cfg.AgentResources))
@@ -274,8 +285,7 @@ func (f *fleet) deployment() *appsv1ac.DeploymentApplyConfiguration {
 		WithArgs("-W", "-S", "unix@master.sock,mode,600", "-f", fleetBaseDir+"/haproxy.cfg").
 		WithWorkingDir(fleetBaseDir).WithVolumeMounts(vol).WithSecurityContext(sec).WithResources(res(f.cfg.HAProxyResources))
 	agent := corev1ac.Container().WithName("agent").WithImage(f.cfg.AgentImage).
-		WithArgs("agent", "--base-dir="+fleetBaseDir, "--master-socket=master.sock", "--stats-socket=stats.sock",
-			"--listen=$(POD_IP):"+agentPort, "--token-file=/etc/haptic/token/"+fleetTokenKey).
+		WithArgs(agentArgs...).
 		WithWorkingDir(fleetBaseDir).
 		WithEnv(corev1ac.EnvVar().WithName("POD_IP").WithValueFrom(corev1ac.EnvVarSource().WithFieldRef(corev1ac.ObjectFieldSelector().WithFieldPath("status.podIP")))).
 		WithPorts(corev1ac.ContainerPort().WithName("agent").WithContainerPort(f.agentPort)).

@@ -233,6 +233,13 @@ func (g *gatewayPipeline) run(ctx context.Context) {
 			if initialized {
 				g.publish(ctx)
 			}
+			// A pod waiting for a scheduled reload is read again, so that
+			// its Gateway turns Programmed once the reload ran.
+			for _, gl := range g.loopList() {
+				if len(gl.loop.Status().ReloadPending) > 0 {
+					gl.loop.Trigger()
+				}
+			}
 		case <-drift.C:
 			// Re-dispatch: an agent whose tree drifted gets the full state.
 			for _, gl := range g.loopList() {
@@ -422,6 +429,13 @@ func (g *gatewayPipeline) fleetOf(ref gatewayapi.Ref) gatewayapi.Fleet {
 	var behind []string
 	for _, pod := range slices.Sorted(maps.Keys(ready)) {
 		id := st.Pods[pod]
+		if st.ReloadPending[pod] {
+			// Acknowledged, but HAProxy serves it only after the reload
+			// the agent's pacing scheduled: not programmed yet.
+			behind = append(behind, pod+" (reload scheduled)")
+			gen = 0
+			continue
+		}
 		tag, ok := gl.loop.PlanTag(id)
 		pg, _ := tag.(int64)
 		if id == "" || !ok || pg == 0 {
@@ -483,6 +497,7 @@ func (g *gatewayPipeline) provision(ctx context.Context, m *gatewayapi.Model, s 
 		}
 		uid := types.UID((&unstructured.Unstructured{Object: gw}).GetUID())
 		f := newFleet(ref, uid, g.config, s.PodLabels, g.c.cfg.Fleet, int32(s.AgentPort), string(g.token), m.Listeners(ref))
+		f.minReload = s.MinDeploymentInterval
 		d := fleetDigest(f)
 		if g.provisioned[ref] == d {
 			continue

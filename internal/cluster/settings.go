@@ -49,6 +49,9 @@ type Settings struct {
 	// changed; ConfigPublishInterval throttles the HAProxyCfg output;
 	// SyncTimeout bounds the informers' first listing.
 	DriftPreventionInterval, ConfigPublishInterval, SyncTimeout time.Duration
+	// MinDeploymentInterval is the agents' reload pacing: gateway mode
+	// passes it to the fleets' agents (--min-reload-interval).
+	MinDeploymentInterval time.Duration
 }
 
 // sameWatch reports whether a and b watch the same objects the same way
@@ -114,6 +117,7 @@ func ParseSpec(spec map[string]any, namespace string, generation int64) (*Settin
 		DriftPreventionInterval: dp.DriftPreventionInterval.Duration,
 		ConfigPublishInterval:   dp.ConfigPublishInterval.Duration,
 		SyncTimeout:             dp.SyncTimeout.Duration,
+		MinDeploymentInterval:   dp.MinDeploymentInterval.Duration,
 	}
 	if ref := agent.TokenSecretRef; ref != nil {
 		s.TokenSecret, s.TokenKey = ref.Name, ref.Key

@@ -76,6 +76,9 @@ type dispatcher struct {
 
 	mu      sync.Mutex
 	applied map[string]string // guarded by mu; pod → plan ID it runs, as last seen
+	// reloading holds the pods whose applied plan waits for a reload the
+	// agent scheduled (pacing), as last seen (guarded by mu).
+	reloading map[string]bool
 	// sent is, per pod, the output of the last plan it committed from
 	// this dispatcher (guarded by mu): its files are the bases of the
 	// next apply's patches.
@@ -89,7 +92,7 @@ type sentOutput struct {
 }
 
 func newDispatcher(fence uint64, maxOps int, log *slog.Logger, m *metrics) *dispatcher {
-	d := &dispatcher{maxOps: maxOps, plans: newPlanMemory(0), log: log, m: m, applied: map[string]string{}, sent: map[string]sentOutput{}}
+	d := &dispatcher{maxOps: maxOps, plans: newPlanMemory(0), log: log, m: m, applied: map[string]string{}, reloading: map[string]bool{}, sent: map[string]sentOutput{}}
 	d.fence.Store(fence)
 	return d
 }
@@ -111,6 +114,11 @@ func (d *dispatcher) forget(targets []Target) {
 	for pod := range d.sent {
 		if !keep[pod] {
 			delete(d.sent, pod)
+		}
+	}
+	for pod := range d.reloading {
+		if !keep[pod] {
+			delete(d.reloading, pod)
 		}
 	}
 	d.mu.Unlock()
@@ -250,6 +258,31 @@ func (d *dispatcher) podStates() map[string]string {
 	return m
 }
 
+// reloadPending returns the pods whose applied plan waits for a
+// scheduled reload.
+func (d *dispatcher) reloadPending() map[string]bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	m := make(map[string]bool, len(d.reloading))
+	for k, v := range d.reloading {
+		if v {
+			m[k] = true
+		}
+	}
+	return m
+}
+
+// setReloading records whether pod's applied plan waits for a reload.
+func (d *dispatcher) setReloading(pod string, pending bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if pending {
+		d.reloading[pod] = true
+	} else {
+		delete(d.reloading, pod)
+	}
+}
+
 // setApplied records that pod runs planID ("" when unknown).
 func (d *dispatcher) setApplied(pod, planID string) {
 	d.mu.Lock()
@@ -371,6 +404,7 @@ func (d *dispatcher) deploy(ctx context.Context, t Target, out *renderplan.Outpu
 			return r
 		}
 		d.setApplied(t.Name, st.AppliedPlanID)
+		d.setReloading(t.Name, st.ReloadPending)
 		if st.AppliedPlanID == id && !st.Drifted {
 			r.Skipped = true
 			return r
@@ -430,6 +464,7 @@ func (d *dispatcher) deploy(ctx context.Context, t Target, out *renderplan.Outpu
 		r.Result, r.Err = res, err
 		if err == nil {
 			d.setApplied(t.Name, id)
+			d.setReloading(t.Name, res != nil && res.Reload.Scheduled)
 			d.setSent(t.Name, id, out)
 		} else if res != nil && res.Rollback.Performed && res.Rollback.OK {
 			d.setApplied(t.Name, st.AppliedPlanID)

@@ -117,6 +117,16 @@ type fakeAgent struct {
 	fence    uint64
 	nackNext []*agentapi.NackError
 	requests chan *agentapi.ApplyRequest
+	// pace, when set, schedules the reloads (as the agent's pacing does)
+	// until reloaded is called.
+	pace, reloadDue bool
+}
+
+// reloaded runs the scheduled reload.
+func (a *fakeAgent) reloaded() {
+	a.mu.Lock()
+	a.reloadDue = false
+	a.mu.Unlock()
 }
 
 var _ agentapi.Applier = (*fakeAgent)(nil)
@@ -134,7 +144,7 @@ func (a *fakeAgent) State(context.Context) (*agentapi.State, error) {
 	}
 	return &agentapi.State{
 		APIVersion: agentapi.APIVersion, OpKinds: agentapi.OpKinds(), HAProxyVersion: "3.4.7-1",
-		AppliedPlanID: a.applied, LastKnownGoodPlanID: a.lkg, Fence: a.fence, Files: files,
+		AppliedPlanID: a.applied, LastKnownGoodPlanID: a.lkg, Fence: a.fence, Files: files, ReloadPending: a.reloadDue,
 	}, nil
 }
 
@@ -169,6 +179,10 @@ func (a *fakeAgent) Apply(_ context.Context, req *agentapi.ApplyRequest) (*agent
 	a.applied, a.lkg = req.PlanID, req.PlanID
 	if req.Mode == agentapi.ModeReload || req.Verdict == agentapi.VerdictReload {
 		res.Reload = agentapi.ReloadInfo{Performed: true, OK: true, Reason: "verdict reload"}
+		if a.pace {
+			res.Reload = agentapi.ReloadInfo{Scheduled: true, Reason: "verdict reload"}
+			a.reloadDue = true
+		}
 	}
 	return res, nil
 }

@@ -163,6 +163,10 @@ type Status struct {
 	Refused, RefusedReason string
 	// Pods maps each pod to the plan it runs, as last seen.
 	Pods map[string]string
+	// ReloadPending holds the pods whose plan in Pods waits for a reload
+	// the agent scheduled (reload pacing): HAProxy does not serve it yet.
+	// A reconciliation reads the pods' states again ([Loop.Trigger]).
+	ReloadPending map[string]bool
 	// SourceProblems counts problems with the input.
 	SourceProblems int
 }
@@ -271,6 +275,7 @@ func (l *Loop) Status() Status {
 	s := l.status
 	s.Problems = append([]templating.Problem(nil), s.Problems...)
 	s.Pods = l.disp.podStates()
+	s.ReloadPending = l.disp.reloadPending()
 	s.GateLatched = l.gate.Latched()
 	return s
 }

@@ -83,3 +83,31 @@ func TestPlanTagsForgetTheOldestBeyondTheirBound(t *testing.T) {
 		t.Errorf("re-set tag = %v, want -1", v)
 	}
 }
+
+// TestStatusSaysWhichPodsWaitForAScheduledReload: a pod whose agent
+// deferred the reload its plan needs is listed in ReloadPending until a
+// reconciliation reads that the reload ran.
+func TestStatusSaysWhichPodsWaitForAScheduledReload(t *testing.T) {
+	src, agent := newChanSource(), newFakeAgent()
+	agent.pace = true
+	l, err := New(Config{
+		Source:     src,
+		Engine:     testEngine(t),
+		Targets:    func() []Target { return []Target{{Name: "haproxy-0", Agent: agent}} },
+		Log:        testLogger(t),
+		Registerer: prometheus.NewRegistry(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runLoop(t, l)
+	src.send(t, Event{Changes: []Change{upsert(route("a", "a.example", "127.0.0.1", 9001))}, Initialized: true})
+	first := agent.next(t)
+	eventually(t, "the pod listed as waiting for its reload", func() bool {
+		st := l.Status()
+		return st.Pods["haproxy-0"] == first.PlanID && st.ReloadPending["haproxy-0"]
+	})
+	agent.reloaded()
+	l.Trigger()
+	eventually(t, "the pod no longer waiting", func() bool { return !l.Status().ReloadPending["haproxy-0"] })
+}
