@@ -11,7 +11,7 @@ GOLANGCI_VERSION := v2.15.0
 GOLANGCI  := $(BIN)/golangci-lint
 export HAPTIC_CACHE_DIR := $(CACHE)
 
-.PHONY: all test test-unit test-chart lint haproxy minicluster bench demo build deps fuzz generate controller-gen
+.PHONY: all test test-unit test-chart lint haproxy minicluster bench demo build deps fuzz generate controller-gen conformance
 
 all: build
 
@@ -45,10 +45,13 @@ controller-gen:
 ## tests against real HAProxy 3.0/3.2/3.4 and a real Kubernetes control plane.
 test: lint haproxy minicluster controller-gen
 	$(GO) vet ./...
-	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v '/internal/e2e$$')
+	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v -e '/internal/e2e$$' -e '/conformance$$')
 	@# The product on the mini cluster runs alone: its zero-failed-request
 	@# checks measure HAPTIC, not a machine loaded by other packages' tests.
 	$(GO) test -race -count=1 ./internal/e2e/
+	@# The Gateway API conformance suite, GATEWAY-HTTP core (36 tests),
+	@# against HAPTIC on its own mini cluster; make conformance runs all.
+	$(GO) test -race -count=1 ./conformance/
 	cd tools/codegen && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 	@# No -race: the chart tests run nothing concurrent of their own, and a race
 	@# build of Helm would be a second cold build of it (the lint warms this one).
@@ -61,6 +64,19 @@ test: lint haproxy minicluster controller-gen
 ## validation tests against HAProxy 3.4. A cold build of Helm takes 3-4 min.
 test-chart: haproxy
 	cd tools/chart && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+## conformance: the official Gateway API conformance suite v1.6.3 against
+## HAPTIC installed in the mini cluster (the controller as a process, one
+## HAProxy fleet per Gateway), profiles GATEWAY-HTTP, GATEWAY-GRPC and
+## GATEWAY-TLS with the features the GatewayClass declares; writes the
+## report to conformance/reports/ (see its README). As root.
+CONFORMANCE_VERSION ?= $(shell git describe --always --dirty --abbrev=12)
+CONFORMANCE_REPORTS := conformance/reports/v1.6.3/haproxy-haptic-haptic
+conformance: haproxy minicluster
+	mkdir -p $(CONFORMANCE_REPORTS) && rm -f $(CONFORMANCE_REPORTS)/*-report.yaml
+	HAPTIC_CONFORMANCE=full HAPTIC_CONFORMANCE_VERSION=$(CONFORMANCE_VERSION) \
+		HAPTIC_CONFORMANCE_REPORT=$(CURDIR)/$(CONFORMANCE_REPORTS)/experimental-$(CONFORMANCE_VERSION)-default-report.yaml \
+		$(GO) test -count=1 -v -timeout 90m -run TestGatewayAPIConformance ./conformance/
 
 ## test-unit: fast tests only (no HAProxy, no cluster), with -race.
 test-unit:
