@@ -22,9 +22,6 @@ import (
 // maxLoggedReasons bounds the reasons of one apply log line.
 const maxLoggedReasons = 5
 
-// maxChecking bounds the outputs kept while the gate checks them.
-const maxChecking = 64
-
 // eventQueue is how many source events wait while a reconciliation runs:
 // the follow-up takes them all at once, so a storm's changes reach the
 // store in a few large batches rather than one queue's worth at a time.
@@ -126,11 +123,13 @@ type Loop struct {
 	held   *renderplan.Output // guarded by mu; a plan waiting for its verdict (latched gate)
 	heldID string             // guarded by mu; its plan ID
 
-	// Owned by the Run goroutine:
-	checking map[string]*renderplan.Output // outputs submitted to the gate, by plan ID
-	passed   *renderplan.Output            // the newest output that passed the gate
-	passedID string                        // its plan ID
-	failing  bool                          // the last dispatch failed for some pod: retry
+	// Owned by the Run goroutine. The outputs on their way through the
+	// gate are the runner's (its verdict hands each back): the loop keeps
+	// none of them, since under a stream of changes most are superseded
+	// and each holds megabytes at a few thousand backends.
+	passed   *renderplan.Output // the newest output that passed the gate
+	passedID string             // its plan ID
+	failing  bool               // the last dispatch failed for some pod: retry
 }
 
 // Status is what the loop last did, for people and tests.
@@ -213,7 +212,6 @@ func New(cfg Config) (*Loop, error) {
 		kick:     make(chan struct{}, 1),
 		verdicts: make(chan rendergate.Result, 16),
 		engine:   cfg.Engine,
-		checking: map[string]*renderplan.Output{},
 	}
 	if cfg.IdleGC {
 		l.idleGC = &idleCollector{}
@@ -526,7 +524,7 @@ func (l *Loop) reconcile(ctx context.Context) {
 	adm := l.gate.Admit(id)
 	if !adm.Dispatch {
 		if adm.Validate && l.runner != nil {
-			l.validate(out, id, true)
+			l.validate(out, true)
 			l.mu.Lock()
 			l.held, l.heldID = out, id
 			l.mu.Unlock()
@@ -539,17 +537,14 @@ func (l *Loop) reconcile(ctx context.Context) {
 	// Optimistic: the check starts after the dispatch, so that haproxy -c
 	// does not compete with the apply for the CPU.
 	if adm.Validate && l.runner != nil {
-		l.validate(out, id, false)
+		l.validate(out, false)
 	}
 }
 
-// validate hands out to the gate's runner and keeps it for a revert; a
-// held output (urgent) is checked without waiting for the spacing.
-func (l *Loop) validate(out *renderplan.Output, id string, urgent bool) {
-	if len(l.checking) >= maxChecking {
-		clear(l.checking) // verdicts of forgotten outputs only lose the revert target
-	}
-	l.checking[id] = out
+// validate hands out to the gate's runner, whose verdict brings it back
+// (the revert target after a pass); a held output (urgent) is checked
+// without waiting for the spacing.
+func (l *Loop) validate(out *renderplan.Output, urgent bool) {
 	if urgent {
 		l.runner.SubmitUrgent(out)
 	} else {
@@ -644,8 +639,7 @@ func reasonsText(rs []deployplan.Reason) string {
 // handleVerdict records a gate verdict: a refusal reverts the pods that
 // run the refused plan; a pass releases a held plan.
 func (l *Loop) handleVerdict(ctx context.Context, res rendergate.Result) {
-	out := l.checking[res.PlanID]
-	delete(l.checking, res.PlanID)
+	out := res.Output
 	if errors.Is(res.Err, rendergate.ErrSuperseded) {
 		return
 	}
