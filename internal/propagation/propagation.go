@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/haptic-io/haptic/internal/echo"
 	"github.com/haptic-io/haptic/internal/local"
+	"github.com/haptic-io/haptic/internal/memwatch"
 	"github.com/haptic-io/haptic/libraries"
 	"github.com/haptic-io/haptic/templating"
 )
@@ -74,6 +76,10 @@ type Config struct {
 	// (pprof's "allocs": live objects, and allocations since the process
 	// started) written when the probe ends.
 	HeapProfile io.Writer
+	// PeakHeapProfile, when set, receives a heap profile of this process
+	// written when its live heap was highest (see
+	// [memwatch.Config].PeakProfile).
+	PeakHeapProfile io.Writer
 	// Progress receives a dot per route; nil discards.
 	Progress io.Writer
 	// Local carries local mode's other settings (Log, HAProxyOutput,
@@ -198,6 +204,31 @@ type Result struct {
 	Probe       *ProbeResult
 	RouteChange *RouteChangeResult
 	Storm       *StormResult
+	// Memory is this process's memory (local mode: the controller loop
+	// and the agent) with the preloaded and probed routes in place.
+	Memory *MemoryResult
+}
+
+// MemoryResult is the memory of the benchmark's process, which runs local
+// mode (the controller loop and the agent; the poller and the echo
+// servers run elsewhere unless in process), in bytes.
+type MemoryResult struct {
+	// Routes is how many routes existed when Steady was read (besides
+	// the warm-up route).
+	Routes int
+	// Steady is the resident set once the probe's routes were applied
+	// and the loop had been idle for [steadyWait].
+	Steady int64
+	// Peak is the highest resident set of the process up to the end of
+	// the run (VmHWM).
+	Peak int64
+	// HeapLive is the live heap after a collection forced right after
+	// Steady was read.
+	HeapLive uint64
+	// HeapLivePeak is the highest live heap a collection measured during
+	// the run, HeapObjectsPeak the highest heap occupied by objects (live
+	// or garbage), MappedPeak the most memory the runtime held.
+	HeapLivePeak, HeapObjectsPeak, MappedPeak uint64
 }
 
 // Run starts local mode on real HAProxy with the stock
@@ -223,6 +254,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Progress == nil {
 		cfg.Progress = io.Discard
 	}
+	mw := memwatch.Start(memwatch.Config{PeakProfile: cfg.PeakHeapProfile})
+	defer func() { _, _ = mw.Stop() }() // on an early return; Stop is idempotent
 	dir, err := os.MkdirTemp("", "haptic-propagation-")
 	if err != nil {
 		return nil, err
@@ -328,6 +361,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return res, err
 		}
 	}
+	if res.Memory, err = b.steadyMemory(ctx, mw); err != nil {
+		return res, err
+	}
 	if cfg.Flips > 0 {
 		if res.RouteChange, err = b.routeChange(ctx); err != nil {
 			return res, err
@@ -338,7 +374,40 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return res, err
 		}
 	}
+	rep, err := mw.Stop()
+	if err != nil {
+		return res, err
+	}
+	res.Memory.Peak = rep.Peak
+	res.Memory.HeapLivePeak, res.Memory.HeapObjectsPeak, res.Memory.MappedPeak = rep.HeapLive, rep.HeapObjects, rep.Mapped
 	return res, nil
+}
+
+// steadyWait is how long the loop idles before the steady resident set is
+// read: long enough for the collections and the background haproxy -c
+// that follow the last change.
+const steadyWait = 2 * time.Second
+
+// steadyMemory reads the resident set once every route is applied and the
+// loop idled for steadyWait, then forces a collection to read the live
+// heap.
+func (b *bench) steadyMemory(ctx context.Context, mw *memwatch.Watcher) (*MemoryResult, error) {
+	if err := b.waitApplied(ctx, time.Minute); err != nil {
+		return nil, err
+	}
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(steadyWait):
+	}
+	rep, err := mw.Now()
+	if err != nil {
+		return nil, err
+	}
+	runtime.GC()
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	return &MemoryResult{Routes: b.cfg.Preload + b.cfg.Routes, Steady: rep.RSS, HeapLive: s[0].Value.Uint64()}, nil
 }
 
 type bench struct {
