@@ -197,8 +197,8 @@ func printPropagation(w io.Writer, r *propagation.Result) {
 		}
 	}
 	if m := r.Memory; m != nil {
-		fmt.Fprintf(w, "mem_routes %d\nmem_rss_MiB %s\nmem_peak_rss_MiB %s\nmem_heap_live_MiB %s\nmem_heap_live_peak_MiB %s\nmem_heap_objects_peak_MiB %s\nmem_go_mapped_peak_MiB %s\n",
-			m.Routes, mib(m.Steady), mib(m.Peak), mib(int64(m.HeapLive)), mib(int64(m.HeapLivePeak)), mib(int64(m.HeapObjectsPeak)), mib(int64(m.MappedPeak)))
+		fmt.Fprintf(w, "mem_routes %d\nmem_rss_MiB %s\nmem_anon_MiB %s\nmem_peak_rss_MiB %s\nmem_heap_live_MiB %s\nmem_heap_live_peak_MiB %s\nmem_heap_objects_peak_MiB %s\nmem_go_mapped_peak_MiB %s\n",
+			m.Routes, mib(m.Steady), mib(m.SteadyAnon), mib(m.Peak), mib(int64(m.HeapLive)), mib(int64(m.HeapLivePeak)), mib(int64(m.HeapObjectsPeak)), mib(int64(m.MappedPeak)))
 	}
 	fmt.Fprintln(w, "\nroute add → served, for comparison:")
 	if p := r.Probe; p != nil {

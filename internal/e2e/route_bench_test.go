@@ -152,7 +152,8 @@ func (rb *routeBench) processes() (controller int, agent int) {
 }
 
 // reportMemory reports the resident set now (after the run went quiet,
-// name_rss_MiB) and at its peak (name_peak_rss_MiB) of the controller
+// name_rss_MiB; its anonymous part, the process's own memory, as
+// name_anon_MiB) and at its peak (name_peak_rss_MiB) of the controller
 // and the agent.
 func (rb *routeBench) reportMemory() {
 	ctl, agent := rb.processes()
@@ -162,6 +163,7 @@ func (rb *routeBench) reportMemory() {
 			rb.b.Fatalf("%s memory: %v", name, err)
 		}
 		rb.b.ReportMetric(float64(r.RSS)/(1<<20), name+"_rss_MiB")
+		rb.b.ReportMetric(float64(r.Anon)/(1<<20), name+"_anon_MiB")
 		rb.b.ReportMetric(float64(r.Peak)/(1<<20), name+"_peak_rss_MiB")
 	}
 }
@@ -220,6 +222,22 @@ func (rb *routeBench) watchPeakHeap(name string) (stop func()) {
 	})
 	var once sync.Once
 	return func() { once.Do(func() { close(done); wg.Wait() }) }
+}
+
+// steadyHeap, when HAPTIC_BENCH_PROFILE_DIR is set, saves the
+// controller's heap profile after a forced collection (what it holds
+// live, no garbage) to <dir>/<name>-controller-heap-steady.pb.gz. Call it
+// after the steady resident set was read: the collection may return
+// memory.
+func (rb *routeBench) steadyHeap(name string) {
+	dir := os.Getenv("HAPTIC_BENCH_PROFILE_DIR")
+	if dir == "" || rb.pprof == "" {
+		return
+	}
+	path := filepath.Join(dir, name+"-controller-heap-steady.pb.gz")
+	if err := fetchTo(rb.ctx, "http://"+rb.pprof+"/debug/pprof/heap?gc=1", path); err != nil {
+		rb.b.Logf("steady heap profile: %v", err)
+	}
 }
 
 // fetchTo saves the body of GET url into path.
@@ -516,6 +534,7 @@ func runScale(b *testing.B, kind routeKind, routes, namespaces int, churn time.D
 		}
 		steady[name] = r
 	}
+	rb.steadyHeap("scale")
 
 	// Churn: one EndpointSlice update every 100 ms.
 	cpu1 := rb.controllerCPU()
@@ -550,6 +569,7 @@ func runScale(b *testing.B, kind routeKind, routes, namespaces int, churn time.D
 	}
 	for _, name := range []string{"controller", "agent"} {
 		b.ReportMetric(float64(steady[name].RSS)/(1<<20), name+"_steady_rss_MiB")
+		b.ReportMetric(float64(steady[name].Anon)/(1<<20), name+"_steady_anon_MiB")
 	}
 	rb.reportMemory()
 }

@@ -15,6 +15,11 @@ type Resident struct {
 	// Peak is the highest resident set since the process started
 	// (VmHWM), or since it was last reset through /proc/<pid>/clear_refs.
 	Peak int64
+	// Anon is the part of RSS that is the process's own memory (RssAnon:
+	// the Go heap, stacks, the runtime's structures); the rest is mostly
+	// pages of the executable (RssFile), shared with every process that
+	// runs it and reclaimable by the kernel.
+	Anon int64
 }
 
 // Read returns the resident set of process pid; pid 0 means this process.
@@ -34,8 +39,8 @@ func Read(pid int) (Resident, error) {
 	return r, nil
 }
 
-// parseStatus reads VmRSS and VmHWM ("VmHWM:	  108224 kB") from the
-// text of a /proc/<pid>/status file.
+// parseStatus reads VmRSS, VmHWM ("VmHWM:	  108224 kB") and RssAnon
+// from the text of a /proc/<pid>/status file.
 func parseStatus(b []byte) (Resident, error) {
 	var r Resident
 	var seen int
@@ -51,6 +56,9 @@ func parseStatus(b []byte) (Resident, error) {
 			dst = &r.RSS
 		case "VmHWM":
 			dst = &r.Peak
+		case "RssAnon":
+			dst = &r.Anon
+			seen-- // optional: older kernels lack it
 		default:
 			continue
 		}

@@ -13,7 +13,8 @@ func TestParseStatusReadsRSSAndPeakInBytes(t *testing.T) {
 		want    Resident
 		wantErr bool
 	}{
-		{name: "a process", in: "Name:\thaptic\nVmPeak:\t 2000000 kB\nVmHWM:\t  108224 kB\nVmRSS:\t   75012 kB\nThreads:\t12\n", want: Resident{RSS: 75012 << 10, Peak: 108224 << 10}},
+		{name: "a process", in: "Name:\thaptic\nVmPeak:\t 2000000 kB\nVmHWM:\t  108224 kB\nVmRSS:\t   75012 kB\nRssAnon:\t   45000 kB\nRssFile:\t   30012 kB\nThreads:\t12\n", want: Resident{RSS: 75012 << 10, Peak: 108224 << 10, Anon: 45000 << 10}},
+		{name: "a kernel without RssAnon", in: "VmHWM:\t 2 kB\nVmRSS:\t 1 kB\n", want: Resident{RSS: 1 << 10, Peak: 2 << 10}},
 		{name: "a kernel thread has neither", in: "Name:\tkthreadd\nState:\tS (sleeping)\n", wantErr: true},
 		{name: "only one of them", in: "VmRSS:\t 1 kB\n", wantErr: true},
 		{name: "a unit other than kB", in: "VmHWM:\t 1 MB\nVmRSS:\t 1 kB\n", wantErr: true},
@@ -38,7 +39,7 @@ func TestReadThisProcessHasAPeakAtLeastItsRSS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.RSS <= 0 || r.Peak < r.RSS {
-		t.Errorf("Read(0) = %+v: want 0 < RSS <= Peak", r)
+	if r.RSS <= 0 || r.Peak < r.RSS || r.Anon <= 0 || r.Anon > r.RSS {
+		t.Errorf("Read(0) = %+v: want 0 < Anon <= RSS <= Peak", r)
 	}
 }

@@ -217,8 +217,10 @@ type MemoryResult struct {
 	// the warm-up route).
 	Routes int
 	// Steady is the resident set once the probe's routes were applied
-	// and the loop had been idle for [steadyWait].
-	Steady int64
+	// and the loop had been idle for [steadyWait]; SteadyAnon its
+	// anonymous part (the process's own memory, without the pages of
+	// the executable).
+	Steady, SteadyAnon int64
 	// Peak is the highest resident set of the process up to the end of
 	// the run (VmHWM).
 	Peak int64
@@ -407,7 +409,7 @@ func (b *bench) steadyMemory(ctx context.Context, mw *memwatch.Watcher) (*Memory
 	runtime.GC()
 	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	metrics.Read(s)
-	return &MemoryResult{Routes: b.cfg.Preload + b.cfg.Routes, Steady: rep.RSS, HeapLive: s[0].Value.Uint64()}, nil
+	return &MemoryResult{Routes: b.cfg.Preload + b.cfg.Routes, Steady: rep.RSS, SteadyAnon: rep.Anon, HeapLive: s[0].Value.Uint64()}, nil
 }
 
 type bench struct {
