@@ -98,6 +98,13 @@ type Config struct {
 	// job is the loop (haptic local, the controller); it runs
 	// runtime.GC, which is process-wide.
 	IdleGC bool
+	// IdleRelease, with IdleGC, is how long the loop must idle after a
+	// reconciliation before it collects and returns the heap's free
+	// memory to the system (once per quiet spell): a burst of changes
+	// leaves the heap up to twice its live size, and without this the
+	// process keeps that until the next burst. Zero means
+	// [DefaultIdleRelease], negative never.
+	IdleRelease time.Duration
 }
 
 // Loop is the controller loop: source → store → debounce → render →
@@ -188,6 +195,9 @@ func New(cfg Config) (*Loop, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.IdleRelease == 0 {
+		cfg.IdleRelease = DefaultIdleRelease
 	}
 	st, err := store.NewMemory(cfg.Engine.Config().WatchedResources)
 	if err != nil {
@@ -323,6 +333,13 @@ func (l *Loop) Run(ctx context.Context) error {
 	defer retry.Stop()
 	var retryC <-chan time.Time
 	var backoff time.Duration
+
+	// The quiet spell after a reconciliation that releases memory (see
+	// Config.IdleRelease).
+	quiet := time.NewTimer(time.Hour)
+	quiet.Stop()
+	defer quiet.Stop()
+	var quietC <-chan time.Time
 	armRetry := func() {
 		if !l.failing {
 			backoff, retryC = 0, nil
@@ -389,6 +406,10 @@ func (l *Loop) Run(ctx context.Context) error {
 		l.deb.end()
 		armRetry()
 		schedule()
+		if l.idleGC != nil && l.cfg.IdleRelease > 0 {
+			quiet.Reset(l.cfg.IdleRelease)
+			quietC = quiet.C
+		}
 	}
 	// changed records a change seen while no reconciliation runs: an
 	// isolated one is reconciled at once.
@@ -434,6 +455,9 @@ func (l *Loop) Run(ctx context.Context) error {
 		case res := <-l.verdicts:
 			l.handleVerdict(ctx, res)
 			armRetry()
+		case <-quietC:
+			quietC = nil
+			l.idleGC.idle()
 		}
 	}
 }

@@ -24,6 +24,9 @@ type Plot struct {
 	// First is the index of the first route on the x axis: routes that
 	// existed before (a preload) shift the curve to the right.
 	First int
+	// YLabel names what was timed, in ms; empty means "object written →
+	// first 200 (ms)".
+	YLabel string
 }
 
 // The picture's layout, in SVG user units (pixels at 100 %).
@@ -183,7 +186,11 @@ func WriteSVG(w io.Writer, p Plot) error {
 	// Axes and their titles.
 	pr(`<path class="axes" d="M%d %s V%s H%s" fill="none" stroke="#333333"/>`+"\n", plotLeft, f(plotTop), f(plotTop+areaH), f(plotLeft+areaW))
 	pr(`<text x="%s" y="%d" text-anchor="middle" fill="#333333">route index n (n − 1 routes already in place)</text>`+"\n", f(plotLeft+areaW/2), plotHeight-14)
-	pr(`<text transform="translate(22 %s) rotate(-90)" text-anchor="middle" fill="#333333">object written → first 200 (ms)</text>`+"\n", f(plotTop+areaH/2))
+	ylabel := p.YLabel
+	if ylabel == "" {
+		ylabel = "object written → first 200 (ms)"
+	}
+	pr(`<text transform="translate(22 %s) rotate(-90)" text-anchor="middle" fill="#333333">%s</text>`+"\n", f(plotTop+areaH/2), html.EscapeString(ylabel))
 
 	// The routes: dots, and triangles on the top edge for those above it.
 	pr(`<g class="routes" fill="#1f77b4" fill-opacity="0.75">` + "\n")

@@ -19,6 +19,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/haptic-io/haptic/internal/controller"
 	"github.com/haptic-io/haptic/internal/echo"
 	"github.com/haptic-io/haptic/internal/local"
 	"github.com/haptic-io/haptic/internal/memwatch"
@@ -76,6 +77,11 @@ type Config struct {
 	// (pprof's "allocs": live objects, and allocations since the process
 	// started) written when the probe ends.
 	HeapProfile io.Writer
+	// SteadyWait is how long the loop idles after the probe before the
+	// steady memory is read ([Result].Memory); zero means 12 s, past the
+	// release of free memory 10 s into a quiet spell
+	// ([controller.DefaultIdleRelease]).
+	SteadyWait time.Duration
 	// PeakHeapProfile, when set, receives a heap profile of this process
 	// written when its live heap was highest (see
 	// [memwatch.Config].PeakProfile).
@@ -217,7 +223,7 @@ type MemoryResult struct {
 	// the warm-up route).
 	Routes int
 	// Steady is the resident set once the probe's routes were applied
-	// and the loop had been idle for [steadyWait]; SteadyAnon its
+	// and the loop had been idle for [Config].SteadyWait; SteadyAnon its
 	// anonymous part (the process's own memory, without the pages of
 	// the executable).
 	Steady, SteadyAnon int64
@@ -255,6 +261,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	if cfg.Progress == nil {
 		cfg.Progress = io.Discard
+	}
+	if cfg.SteadyWait <= 0 {
+		cfg.SteadyWait = defaultSteadyWait
 	}
 	mw := memwatch.Start(memwatch.Config{PeakProfile: cfg.PeakHeapProfile})
 	defer func() { _, _ = mw.Stop() }() // on an early return; Stop is idempotent
@@ -385,13 +394,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	return res, nil
 }
 
-// steadyWait is how long the loop idles before the steady resident set is
-// read: long enough for the collections and the background haproxy -c
-// that follow the last change.
-const steadyWait = 2 * time.Second
+// defaultSteadyWait is [Config].SteadyWait's default: past the
+// background haproxy -c that follows the last change and the release of
+// free memory after a quiet spell.
+const defaultSteadyWait = controller.DefaultIdleRelease + 2*time.Second
 
 // steadyMemory reads the resident set once every route is applied and the
-// loop idled for steadyWait, then forces a collection to read the live
+// loop idled for SteadyWait, then forces a collection to read the live
 // heap.
 func (b *bench) steadyMemory(ctx context.Context, mw *memwatch.Watcher) (*MemoryResult, error) {
 	if err := b.waitApplied(ctx, time.Minute); err != nil {
@@ -400,7 +409,7 @@ func (b *bench) steadyMemory(ctx context.Context, mw *memwatch.Watcher) (*Memory
 	select {
 	case <-ctx.Done():
 		return nil, ctx.Err()
-	case <-time.After(steadyWait):
+	case <-time.After(b.cfg.SteadyWait):
 	}
 	rep, err := mw.Now()
 	if err != nil {

@@ -54,6 +54,7 @@ func runPropagation(t *testing.T, c children, flips int) (*propagation.Result, e
 		Flips:             flips,
 		FlipInterval:      50e6, // 50 ms
 		MinReloadInterval: -1,
+		SteadyWait:        100 * time.Millisecond,
 		ProbeCommand:      c.probe,
 		EchoCommand:       c.echo,
 		Local: local.Config{
@@ -135,6 +136,7 @@ func TestPropagationPreloadsRoutesAndProfilesTheProbe(t *testing.T) {
 		PeakHeapProfile:   &peakProfile,
 		Routes:            2,
 		MinReloadInterval: -1,
+		SteadyWait:        100 * time.Millisecond,
 		ProbeCommand:      c.probe,
 		EchoCommand:       c.echo,
 		CPUProfile:        &profile,
@@ -187,6 +189,7 @@ func TestPropagationPacesIsolatedRoutesAndServesEveryRouteOfAStorm(t *testing.T)
 		Pace:              propagation.PaceIsolated,
 		Storm:             40,
 		MinReloadInterval: -1,
+		SteadyWait:        100 * time.Millisecond,
 		ProbeCommand:      c.probe,
 		EchoCommand:       c.echo,
 		Local: local.Config{
