@@ -44,7 +44,9 @@ type RunnerConfig struct {
 // Result is the outcome of one submitted plan.
 type Result struct {
 	PlanID string
-	// Output is the submitted output, for dispatching it after a pass.
+	// Output is the checked output, for dispatching it after a pass; nil
+	// for a superseded plan, whose output the Runner let go of when a
+	// newer one replaced it.
 	Output *renderplan.Output
 	// Verdict is [VerdictOf](Err).
 	Verdict Verdict
@@ -72,11 +74,11 @@ type Runner struct {
 	wake    chan struct{} // capacity 1: "pending changed"
 
 	mu         sync.Mutex
-	pending    *renderplan.Output   // guarded by mu; next output to check
-	urgent     bool                 // guarded by mu; pending skips the spacing
-	rested     time.Time            // guarded by mu; when the spacing after the last check ends
-	inflight   string               // guarded by mu; plan ID being checked, "" when idle
-	superseded []*renderplan.Output // guarded by mu; outputs to report as superseded
+	pending    *renderplan.Output // guarded by mu; next output to check
+	urgent     bool               // guarded by mu; pending skips the spacing
+	rested     time.Time          // guarded by mu; when the spacing after the last check ends
+	inflight   string             // guarded by mu; plan ID being checked, "" when idle
+	superseded []string           // guarded by mu; plan IDs to report as superseded
 }
 
 // NewRunner checks cfg and returns an idle Runner.
@@ -126,7 +128,9 @@ func (r *Runner) submit(out *renderplan.Output, urgent bool) {
 			if len(r.superseded) == maxSuperseded {
 				r.superseded = r.superseded[1:]
 			}
-			r.superseded = append(r.superseded, r.pending)
+			// Only the ID: an output of a few thousand backends holds
+			// megabytes, and a burst supersedes hundreds of them.
+			r.superseded = append(r.superseded, r.pending.ID())
 		}
 		r.pending = out
 		if id == r.inflight {
@@ -170,9 +174,8 @@ func (r *Runner) Run(ctx context.Context) error {
 		}
 		r.mu.Unlock()
 
-		for _, o := range superseded {
-			id := o.ID()
-			r.onResult(Result{PlanID: id, Output: o, Err: fmt.Errorf("plan %s: %w", id, ErrSuperseded)})
+		for _, id := range superseded {
+			r.onResult(Result{PlanID: id, Err: fmt.Errorf("plan %s: %w", id, ErrSuperseded)})
 		}
 		if out == nil {
 			var rested <-chan time.Time

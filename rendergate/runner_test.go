@@ -108,10 +108,14 @@ func (h *runnerHarness) take(t *testing.T, n int) []gotResult {
 	var got []gotResult
 	for range n {
 		res := <-h.results
-		if res.Output == nil || res.Output.Plan.ID() != res.PlanID {
+		superseded := errors.Is(res.Err, rendergate.ErrSuperseded)
+		switch {
+		case superseded && res.Output != nil:
+			t.Fatalf("superseded result %s holds its output", res.PlanID)
+		case !superseded && (res.Output == nil || res.Output.Plan.ID() != res.PlanID):
 			t.Fatalf("result %s does not carry its output", res.PlanID)
 		}
-		got = append(got, gotResult{PlanID: res.PlanID, Verdict: res.Verdict, Superseded: errors.Is(res.Err, rendergate.ErrSuperseded)})
+		got = append(got, gotResult{PlanID: res.PlanID, Verdict: res.Verdict, Superseded: superseded})
 	}
 	return got
 }

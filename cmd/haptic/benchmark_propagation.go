@@ -45,6 +45,8 @@ func benchmarkPropagationCommand() *cli.Command {
 			&cli.IntFlag{Name: "preload", Usage: "routes that exist before the probe starts (one file, applied first): the probe then measures adds at --preload..--preload+--routes routes"},
 			&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile of this process, taken while the probe runs, to this file"},
 			&cli.StringFlag{Name: "memprofile", Usage: "write a heap profile of this process (live objects, allocations since start) to this file when the probe ends"},
+			&cli.StringFlag{Name: "plot", Usage: "draw the probe (latency by route index, p50 and p99 lines) as SVG into this file"},
+			&cli.StringFlag{Name: "memprofile-peak", Usage: "write a heap profile of this process, taken when its live heap was highest, to this file"},
 			&cli.StringFlag{Name: "pace", Usage: "how the probe spaces its route adds: back-to-back (each right after the previous first 200) or isolated (--debounce + 5ms after it)", Value: string(propagation.PaceBackToBack)},
 			&cli.IntFlag{Name: "flips", Usage: "backend flips of the routechange scenario (0 skips it)", Value: 20},
 			&cli.DurationFlag{Name: "flip-interval", Usage: "pause between two flips", Value: 200 * time.Millisecond},
@@ -83,7 +85,7 @@ func benchmarkPropagationCommand() *cli.Command {
 				}
 			}
 			profiles := map[string]io.Writer{} // by flag; an unset flag's is nil
-			for _, flag := range []string{"cpuprofile", "memprofile"} {
+			for _, flag := range []string{"cpuprofile", "memprofile", "memprofile-peak"} {
 				path := c.String(flag)
 				if path == "" {
 					continue
@@ -101,6 +103,7 @@ func benchmarkPropagationCommand() *cli.Command {
 				Preload:           c.Int("preload"),
 				CPUProfile:        profiles["cpuprofile"],
 				HeapProfile:       profiles["memprofile"],
+				PeakHeapProfile:   profiles["memprofile-peak"],
 				ProbeCommand:      probe,
 				EchoCommand:       echo,
 				HAProxy:           bin,
@@ -124,6 +127,11 @@ func benchmarkPropagationCommand() *cli.Command {
 			}
 			if err != nil {
 				return err
+			}
+			if path := c.String("plot"); path != "" && res.Probe != nil {
+				if err := writePlot(path, res); err != nil {
+					return err
+				}
 			}
 			if bad := propagationFailures(res); bad != "" {
 				return cli.Exit("propagation: "+bad, 1)
@@ -188,6 +196,10 @@ func printPropagation(w io.Writer, r *propagation.Result) {
 			fmt.Fprintf(w, "  unexpected %s %s: %d %s\n", a.At.UTC().Format("15:04:05.000"), a.Host, a.Status, a.Detail)
 		}
 	}
+	if m := r.Memory; m != nil {
+		fmt.Fprintf(w, "mem_routes %d\nmem_rss_MiB %s\nmem_anon_MiB %s\nmem_peak_rss_MiB %s\nmem_heap_live_MiB %s\nmem_heap_live_peak_MiB %s\nmem_heap_objects_peak_MiB %s\nmem_go_mapped_peak_MiB %s\n",
+			m.Routes, mib(m.Steady), mib(m.SteadyAnon), mib(m.Peak), mib(int64(m.HeapLive)), mib(int64(m.HeapLivePeak)), mib(int64(m.HeapObjectsPeak)), mib(int64(m.MappedPeak)))
+	}
 	fmt.Fprintln(w, "\nroute add → served, for comparison:")
 	if p := r.Probe; p != nil {
 		fmt.Fprintf(w, "  HAPTIC (this run, %s)  p50 %s ms, p99 %s ms\n", p.Pace, ms(p.Quantile(0.5)), ms(p.Quantile(0.99)))
@@ -215,6 +227,32 @@ func propagationFailures(r *propagation.Result) string {
 	}
 	return strings.Join(bad, "; ")
 }
+
+// writePlot draws the probe of r into path.
+func writePlot(path string, r *propagation.Result) error {
+	p := r.Probe
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	err = propagation.WriteSVG(f, propagation.Plot{
+		Title: "Route add → first 200, haptic local (controller loop + agent + HAProxy)",
+		Subtitle: fmt.Sprintf("HAProxy %s · %s · %d routes after %d preloaded · p50 %s ms, p99 %s ms · %s",
+			r.HAProxyVersion, p.Pace, p.Routes, p.Preloaded, ms(p.Quantile(0.5)), ms(p.Quantile(0.99)), time.Now().UTC().Format("2006-01-02")),
+		Latencies: p.InOrder,
+		First:     p.Preloaded,
+	})
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	return nil
+}
+
+// mib formats bytes as MiB with one decimal.
+func mib(b int64) string { return fmt.Sprintf("%.1f", float64(b)/(1<<20)) }
 
 func sorted(s []string) []string {
 	out := slices.Clone(s)

@@ -167,16 +167,23 @@ func (p *publisher) ingressStatus(ctx context.Context, pipe *pipeline) {
 	}
 }
 
+// sameLoadBalancer reports whether u's status.loadBalancer.ingress lists
+// exactly addrs. It reads the informer's object in place (NestedSlice
+// would deep-copy the list of every Ingress, every round).
 func sameLoadBalancer(u *unstructured.Unstructured, addrs []string) bool {
-	got, _, _ := unstructured.NestedSlice(u.Object, "status", "loadBalancer", "ingress")
-	var ips []string
-	for _, g := range got {
-		if m, ok := g.(map[string]any); ok {
-			ip, _ := m["ip"].(string)
-			ips = append(ips, ip)
+	status, _ := u.Object["status"].(map[string]any)
+	lb, _ := status["loadBalancer"].(map[string]any)
+	got, _ := lb["ingress"].([]any)
+	if len(got) != len(addrs) {
+		return false
+	}
+	for i, g := range got {
+		m, _ := g.(map[string]any)
+		if ip, _ := m["ip"].(string); ip != addrs[i] {
+			return false
 		}
 	}
-	return slices.Equal(ips, addrs)
+	return true
 }
 
 // output writes the HAProxyCfg of the config: the plan, the problems

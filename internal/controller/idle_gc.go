@@ -2,10 +2,17 @@ package controller
 
 import (
 	"runtime"
+	"runtime/debug"
 	runtimemetrics "runtime/metrics"
 	"sync"
 	"sync/atomic"
+	"time"
 )
+
+// DefaultIdleRelease is [Config].IdleRelease's default: how long the loop
+// idles after a reconciliation before it returns the heap's free memory
+// to the system.
+const DefaultIdleRelease = 10 * time.Second
 
 // Names of the runtime metrics the idle collector reads.
 const (
@@ -56,9 +63,12 @@ func collectSoon(h heapStats, perReconcile uint64) bool {
 type idleCollector struct {
 	read    func() heapStats // nil: the runtime's metrics
 	collect func()           // nil: runtime.GC
+	release func()           // nil: debug.FreeOSMemory
 
 	atStart      uint64 // Allocs at begin
 	perReconcile uint64 // a halving peak of the bytes one reconciliation allocates
+	// dirty: a reconciliation ended since the last release.
+	dirty bool
 
 	running atomic.Bool
 	wg      sync.WaitGroup
@@ -79,6 +89,7 @@ func (c *idleCollector) begin() {
 // end marks the end of a reconciliation and starts a collection when the
 // next reconciliation would likely start one.
 func (c *idleCollector) end() {
+	c.dirty = true
 	h := c.stats()
 	// A peak that halves per reconciliation: a large render (a Service
 	// behind many routes) keeps the margin for a few more, and the first
@@ -97,7 +108,28 @@ func (c *idleCollector) end() {
 	})
 }
 
-// wait waits for a collection end started.
+// idle is called once the loop has idled for [Config].IdleRelease after a
+// reconciliation. The heap then holds what the last reconciliations left
+// (up to twice the live heap under the default GOGC), which the runtime
+// keeps for the next ones; after a burst of changes that is memory the
+// process may not need for a long time. idle collects and returns every
+// free page to the system, once per quiet spell: the next reconciliation
+// faults back in what it needs.
+func (c *idleCollector) idle() {
+	if !c.dirty {
+		return
+	}
+	c.dirty = false
+	c.wg.Go(func() {
+		if c.release != nil {
+			c.release()
+			return
+		}
+		debug.FreeOSMemory()
+	})
+}
+
+// wait waits for a collection end or idle started.
 func (c *idleCollector) wait() { c.wg.Wait() }
 
 // readHeapStats reads the runtime's heap metrics.

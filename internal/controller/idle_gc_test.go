@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -192,5 +193,74 @@ func TestLoopWithIdleGCCollectsAfterAReconciliationAndWaitsForIt(t *testing.T) {
 	case <-finished:
 	default:
 		t.Error("Run returned while the collection it started still ran")
+	}
+}
+
+func TestIdleCollectorReleasesOncePerQuietSpell(t *testing.T) {
+	heap := &scriptedHeap{h: heapStats{Objects: 64 * mib, Live: 64 * mib, Goal: 128 * mib}}
+	var releases atomic.Int32
+	c := &idleCollector{read: heap.read, collect: func() {}, release: func() { releases.Add(1) }}
+	c.idle()
+	c.wait()
+	if n := releases.Load(); n != 0 {
+		t.Errorf("%d releases before any reconciliation, want 0", n)
+	}
+	c.begin()
+	heap.alloc(mib)
+	c.end()
+	c.idle()
+	c.idle() // still the same quiet spell
+	c.wait()
+	if n := releases.Load(); n != 1 {
+		t.Errorf("%d releases after one reconciliation and two quiet timeouts, want 1", n)
+	}
+	c.begin()
+	c.end()
+	c.idle()
+	c.wait()
+	if n := releases.Load(); n != 2 {
+		t.Errorf("%d releases after a second reconciliation, want 2", n)
+	}
+}
+
+func TestLoopReleasesMemoryOnlyAfterItIdledForIdleRelease(t *testing.T) {
+	src, agent := newChanSource(), newFakeAgent()
+	l, err := New(Config{
+		Source:      src,
+		Engine:      testEngine(t),
+		Targets:     func() []Target { return []Target{{Name: "haproxy-0", Agent: agent}} },
+		Log:         testLogger(t),
+		IdleGC:      true,
+		IdleRelease: time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	released := make(chan time.Time, 8)
+	l.idleGC.collect = func() {}
+	l.idleGC.release = func() { released <- time.Now() }
+	runLoop(t, l)
+	src.send(t, Event{Changes: []Change{upsert(route("a", "a.example", "127.0.0.1", 9001))}, Initialized: true})
+	agent.next(t)
+	// Changes 100 ms apart keep the loop from idling for a second.
+	var last time.Time
+	for i := range 5 {
+		time.Sleep(100 * time.Millisecond)
+		src.send(t, Event{Changes: []Change{upsert(route(fmt.Sprintf("r%d", i), fmt.Sprintf("r%d.example", i), "127.0.0.1", 9001))}})
+		agent.next(t)
+		last = time.Now()
+	}
+	select {
+	case at := <-released:
+		if d := at.Sub(last); d < 900*time.Millisecond {
+			t.Errorf("released %v after the last reconciliation, want no sooner than the 1 s quiet spell", d)
+		}
+	case <-time.After(waitTimeout):
+		t.Fatal("no release after the loop went quiet")
+	}
+	select {
+	case <-released:
+		t.Error("a second release in the same quiet spell")
+	case <-time.After(1500 * time.Millisecond):
 	}
 }

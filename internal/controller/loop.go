@@ -22,9 +22,6 @@ import (
 // maxLoggedReasons bounds the reasons of one apply log line.
 const maxLoggedReasons = 5
 
-// maxChecking bounds the outputs kept while the gate checks them.
-const maxChecking = 64
-
 // eventQueue is how many source events wait while a reconciliation runs:
 // the follow-up takes them all at once, so a storm's changes reach the
 // store in a few large batches rather than one queue's worth at a time.
@@ -111,6 +108,13 @@ type Config struct {
 	// ended, on the loop's goroutine: a caller that reports what the pods
 	// run ([Loop.Status].Pods) looks again. It must not block.
 	Dispatched func()
+	// IdleRelease, with IdleGC, is how long the loop must idle after a
+	// reconciliation before it collects and returns the heap's free
+	// memory to the system (once per quiet spell): a burst of changes
+	// leaves the heap up to twice its live size, and without this the
+	// process keeps that until the next burst. Zero means
+	// [DefaultIdleRelease], negative never.
+	IdleRelease time.Duration
 }
 
 // Loop is the controller loop: source → store → debounce → render →
@@ -137,11 +141,13 @@ type Loop struct {
 	held   *renderplan.Output // guarded by mu; a plan waiting for its verdict (latched gate)
 	heldID string             // guarded by mu; its plan ID
 
-	// Owned by the Run goroutine:
-	checking map[string]*renderplan.Output // outputs submitted to the gate, by plan ID
-	passed   *renderplan.Output            // the newest output that passed the gate
-	passedID string                        // its plan ID
-	failing  bool                          // the last dispatch failed for some pod: retry
+	// Owned by the Run goroutine. The outputs on their way through the
+	// gate are the runner's (its verdict hands each back): the loop keeps
+	// none of them, since under a stream of changes most are superseded
+	// and each holds megabytes at a few thousand backends.
+	passed   *renderplan.Output // the newest output that passed the gate
+	passedID string             // its plan ID
+	failing  bool               // the last dispatch failed for some pod: retry
 }
 
 // Status is what the loop last did, for people and tests.
@@ -205,6 +211,9 @@ func New(cfg Config) (*Loop, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.IdleRelease == 0 {
+		cfg.IdleRelease = DefaultIdleRelease
+	}
 	st, err := store.NewMemory(cfg.Engine.Config().WatchedResources)
 	if err != nil {
 		return nil, fmt.Errorf("controller: %w", err)
@@ -228,7 +237,6 @@ func New(cfg Config) (*Loop, error) {
 		kick:     make(chan struct{}, 1),
 		verdicts: make(chan rendergate.Result, 16),
 		engine:   cfg.Engine,
-		checking: map[string]*renderplan.Output{},
 	}
 	if cfg.IdleGC {
 		l.idleGC = &idleCollector{}
@@ -341,6 +349,13 @@ func (l *Loop) Run(ctx context.Context) error {
 	defer retry.Stop()
 	var retryC <-chan time.Time
 	var backoff time.Duration
+
+	// The quiet spell after a reconciliation that releases memory (see
+	// Config.IdleRelease).
+	quiet := time.NewTimer(time.Hour)
+	quiet.Stop()
+	defer quiet.Stop()
+	var quietC <-chan time.Time
 	armRetry := func() {
 		if !l.failing {
 			backoff, retryC = 0, nil
@@ -407,6 +422,10 @@ func (l *Loop) Run(ctx context.Context) error {
 		l.deb.end()
 		armRetry()
 		schedule()
+		if l.idleGC != nil && l.cfg.IdleRelease > 0 {
+			quiet.Reset(l.cfg.IdleRelease)
+			quietC = quiet.C
+		}
 	}
 	// changed records a change seen while no reconciliation runs: an
 	// isolated one is reconciled at once.
@@ -452,6 +471,9 @@ func (l *Loop) Run(ctx context.Context) error {
 		case res := <-l.verdicts:
 			l.handleVerdict(ctx, res)
 			armRetry()
+		case <-quietC:
+			quietC = nil
+			l.idleGC.idle()
 		}
 	}
 }
@@ -547,7 +569,7 @@ func (l *Loop) reconcile(ctx context.Context) {
 	adm := l.gate.Admit(id)
 	if !adm.Dispatch {
 		if adm.Validate && l.runner != nil {
-			l.validate(out, id, true)
+			l.validate(out, true)
 			l.mu.Lock()
 			l.held, l.heldID = out, id
 			l.mu.Unlock()
@@ -560,17 +582,14 @@ func (l *Loop) reconcile(ctx context.Context) {
 	// Optimistic: the check starts after the dispatch, so that haproxy -c
 	// does not compete with the apply for the CPU.
 	if adm.Validate && l.runner != nil {
-		l.validate(out, id, false)
+		l.validate(out, false)
 	}
 }
 
-// validate hands out to the gate's runner and keeps it for a revert; a
-// held output (urgent) is checked without waiting for the spacing.
-func (l *Loop) validate(out *renderplan.Output, id string, urgent bool) {
-	if len(l.checking) >= maxChecking {
-		clear(l.checking) // verdicts of forgotten outputs only lose the revert target
-	}
-	l.checking[id] = out
+// validate hands out to the gate's runner, whose verdict brings it back
+// (the revert target after a pass); a held output (urgent) is checked
+// without waiting for the spacing.
+func (l *Loop) validate(out *renderplan.Output, urgent bool) {
 	if urgent {
 		l.runner.SubmitUrgent(out)
 	} else {
@@ -672,8 +691,7 @@ func reasonsText(rs []deployplan.Reason) string {
 // handleVerdict records a gate verdict: a refusal reverts the pods that
 // run the refused plan; a pass releases a held plan.
 func (l *Loop) handleVerdict(ctx context.Context, res rendergate.Result) {
-	out := l.checking[res.PlanID]
-	delete(l.checking, res.PlanID)
+	out := res.Output
 	if errors.Is(res.Err, rendergate.ErrSuperseded) {
 		return
 	}

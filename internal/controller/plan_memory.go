@@ -7,8 +7,11 @@ import (
 )
 
 // defaultPlanMemory is how many recent plans a [planMemory] keeps besides
-// the ones pods run.
-const defaultPlanMemory = 8
+// the ones pods run: the newest two or three cover a pod that committed
+// an apply whose answer the dispatcher never saw (its next state names
+// the plan). Each plan holds its backends and map entries, about 1 MB at
+// 5,000 routes, and an unknown baseline costs only a full-state apply.
+const defaultPlanMemory = 3
 
 // planMemory remembers the plans the controller rendered, by ID, so that
 // a pod's applied plan ID turns back into the baseline Diff needs. It

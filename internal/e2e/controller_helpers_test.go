@@ -131,8 +131,8 @@ type controllerProc struct {
 }
 
 // startController starts `haptic controller` for the config "haptic" in
-// ns with short leader-election timings.
-func (c *cluster) startController(ctx context.Context, t testing.TB, ns, identity string) *controllerProc {
+// ns with short leader-election timings; extra flags follow the others.
+func (c *cluster) startController(ctx context.Context, t testing.TB, ns, identity string, extra ...string) *controllerProc {
 	t.Helper()
 	listen := freePort(t)
 	// The gate's haproxy -c runs as nobody: its scratch directory must be
@@ -147,6 +147,7 @@ func (c *cluster) startController(ctx context.Context, t testing.TB, ns, identit
 		"--kubeconfig", c.KubeconfigPath, "--namespace", ns, "--config-name", "haptic", "--identity", identity,
 		"--haproxy", c.HAProxy, "--scratch-dir", scratch, "--listen", listen,
 		"--lease-duration", "4s", "--renew-deadline", "3s", "--retry-period", "500ms", "--log-level", "debug"}
+	args = append(args, extra...)
 	p := &controllerProc{name: identity, listen: listen, log: &lockedBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(c.Haptic, args...)
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log

@@ -96,10 +96,15 @@ var hapticBuild struct {
 }
 
 // hapticBinary builds ./cmd/haptic from the module root once per test
-// binary and returns its path.
+// binary and returns its path. HAPTIC_E2E_HAPTIC names a binary to use
+// instead (a build of another revision, to compare two in one run).
 func hapticBinary(t testing.TB) string {
 	t.Helper()
 	hapticBuild.once.Do(func() {
+		if p := os.Getenv("HAPTIC_E2E_HAPTIC"); p != "" {
+			hapticBuild.path, hapticBuild.err = filepath.Abs(p)
+			return
+		}
 		root, err := moduleRoot()
 		if err != nil {
 			hapticBuild.err = err

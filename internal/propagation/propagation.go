@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
@@ -18,8 +19,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/haptic-io/haptic/internal/controller"
 	"github.com/haptic-io/haptic/internal/echo"
 	"github.com/haptic-io/haptic/internal/local"
+	"github.com/haptic-io/haptic/internal/memwatch"
 	"github.com/haptic-io/haptic/libraries"
 	"github.com/haptic-io/haptic/templating"
 )
@@ -74,6 +77,15 @@ type Config struct {
 	// (pprof's "allocs": live objects, and allocations since the process
 	// started) written when the probe ends.
 	HeapProfile io.Writer
+	// SteadyWait is how long the loop idles after the probe before the
+	// steady memory is read ([Result].Memory); zero means 12 s, past the
+	// release of free memory 10 s into a quiet spell
+	// ([controller.DefaultIdleRelease]).
+	SteadyWait time.Duration
+	// PeakHeapProfile, when set, receives a heap profile of this process
+	// written when its live heap was highest (see
+	// [memwatch.Config].PeakProfile).
+	PeakHeapProfile io.Writer
 	// Progress receives a dot per route; nil discards.
 	Progress io.Writer
 	// Local carries local mode's other settings (Log, HAProxyOutput,
@@ -198,6 +210,33 @@ type Result struct {
 	Probe       *ProbeResult
 	RouteChange *RouteChangeResult
 	Storm       *StormResult
+	// Memory is this process's memory (local mode: the controller loop
+	// and the agent) with the preloaded and probed routes in place.
+	Memory *MemoryResult
+}
+
+// MemoryResult is the memory of the benchmark's process, which runs local
+// mode (the controller loop and the agent; the poller and the echo
+// servers run elsewhere unless in process), in bytes.
+type MemoryResult struct {
+	// Routes is how many routes existed when Steady was read (besides
+	// the warm-up route).
+	Routes int
+	// Steady is the resident set once the probe's routes were applied
+	// and the loop had been idle for [Config].SteadyWait; SteadyAnon its
+	// anonymous part (the process's own memory, without the pages of
+	// the executable).
+	Steady, SteadyAnon int64
+	// Peak is the highest resident set of the process up to the end of
+	// the run (VmHWM).
+	Peak int64
+	// HeapLive is the live heap after a collection forced right after
+	// Steady was read.
+	HeapLive uint64
+	// HeapLivePeak is the highest live heap a collection measured during
+	// the run, HeapObjectsPeak the highest heap occupied by objects (live
+	// or garbage), MappedPeak the most memory the runtime held.
+	HeapLivePeak, HeapObjectsPeak, MappedPeak uint64
 }
 
 // Run starts local mode on real HAProxy with the stock
@@ -223,6 +262,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Progress == nil {
 		cfg.Progress = io.Discard
 	}
+	if cfg.SteadyWait <= 0 {
+		cfg.SteadyWait = defaultSteadyWait
+	}
+	mw := memwatch.Start(memwatch.Config{PeakProfile: cfg.PeakHeapProfile})
+	defer func() { _, _ = mw.Stop() }() // on an early return; Stop is idempotent
 	dir, err := os.MkdirTemp("", "haptic-propagation-")
 	if err != nil {
 		return nil, err
@@ -328,6 +372,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return res, err
 		}
 	}
+	if res.Memory, err = b.steadyMemory(ctx, mw); err != nil {
+		return res, err
+	}
 	if cfg.Flips > 0 {
 		if res.RouteChange, err = b.routeChange(ctx); err != nil {
 			return res, err
@@ -338,7 +385,40 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return res, err
 		}
 	}
+	rep, err := mw.Stop()
+	if err != nil {
+		return res, err
+	}
+	res.Memory.Peak = rep.Peak
+	res.Memory.HeapLivePeak, res.Memory.HeapObjectsPeak, res.Memory.MappedPeak = rep.HeapLive, rep.HeapObjects, rep.Mapped
 	return res, nil
+}
+
+// defaultSteadyWait is [Config].SteadyWait's default: past the
+// background haproxy -c that follows the last change and the release of
+// free memory after a quiet spell.
+const defaultSteadyWait = controller.DefaultIdleRelease + 2*time.Second
+
+// steadyMemory reads the resident set once every route is applied and the
+// loop idled for SteadyWait, then forces a collection to read the live
+// heap.
+func (b *bench) steadyMemory(ctx context.Context, mw *memwatch.Watcher) (*MemoryResult, error) {
+	if err := b.waitApplied(ctx, time.Minute); err != nil {
+		return nil, err
+	}
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(b.cfg.SteadyWait):
+	}
+	rep, err := mw.Now()
+	if err != nil {
+		return nil, err
+	}
+	runtime.GC()
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	return &MemoryResult{Routes: b.cfg.Preload + b.cfg.Routes, Steady: rep.RSS, SteadyAnon: rep.Anon, HeapLive: s[0].Value.Uint64()}, nil
 }
 
 type bench struct {

@@ -54,6 +54,7 @@ func runPropagation(t *testing.T, c children, flips int) (*propagation.Result, e
 		Flips:             flips,
 		FlipInterval:      50e6, // 50 ms
 		MinReloadInterval: -1,
+		SteadyWait:        100 * time.Millisecond,
 		ProbeCommand:      c.probe,
 		EchoCommand:       c.echo,
 		Local: local.Config{
@@ -128,12 +129,14 @@ func TestPropagationPreloadsRoutesAndProfilesTheProbe(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*waitTimeout)
 	defer cancel()
 	c := childCommands(t)
-	var profile, heapProfile bytes.Buffer
+	var profile, heapProfile, peakProfile bytes.Buffer
 	res, err := propagation.Run(ctx, propagation.Config{
 		HAProxy:           bin,
 		Preload:           20,
+		PeakHeapProfile:   &peakProfile,
 		Routes:            2,
 		MinReloadInterval: -1,
+		SteadyWait:        100 * time.Millisecond,
 		ProbeCommand:      c.probe,
 		EchoCommand:       c.echo,
 		CPUProfile:        &profile,
@@ -156,7 +159,7 @@ func TestPropagationPreloadsRoutesAndProfilesTheProbe(t *testing.T) {
 		t.Errorf("unexpected answers %+v, reloads %d: want none", p.Unexpected, p.Reloads)
 	}
 	// A pprof profile is gzip-compressed protobuf.
-	for name, b := range map[string][]byte{"CPU": profile.Bytes(), "heap": heapProfile.Bytes()} {
+	for name, b := range map[string][]byte{"CPU": profile.Bytes(), "heap": heapProfile.Bytes(), "peak heap": peakProfile.Bytes()} {
 		if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
 			t.Errorf("%s profile of %d bytes is not gzip data", name, len(b))
 		}
@@ -165,6 +168,13 @@ func TestPropagationPreloadsRoutesAndProfilesTheProbe(t *testing.T) {
 	// less than the whole process's allocations (the preload's among them).
 	if p.HeapAllocated == 0 || p.HeapAllocated > 1<<30 {
 		t.Errorf("probe allocated %d bytes, want a count of this probe's own", p.HeapAllocated)
+	}
+	m := res.Memory
+	if m == nil || m.Routes != 22 {
+		t.Fatalf("memory %+v, want one read with the 22 routes in place", m)
+	}
+	if m.Steady <= 0 || m.Peak < m.Steady || m.HeapLive == 0 || m.HeapLivePeak < m.HeapLive || m.HeapObjectsPeak < m.HeapLivePeak || m.MappedPeak < m.HeapObjectsPeak {
+		t.Errorf("memory %+v: want 0 < steady <= peak resident set, and live <= live peak <= objects peak <= mapped peak", m)
 	}
 }
 
@@ -179,6 +189,7 @@ func TestPropagationPacesIsolatedRoutesAndServesEveryRouteOfAStorm(t *testing.T)
 		Pace:              propagation.PaceIsolated,
 		Storm:             40,
 		MinReloadInterval: -1,
+		SteadyWait:        100 * time.Millisecond,
 		ProbeCommand:      c.probe,
 		EchoCommand:       c.echo,
 		Local: local.Config{
