@@ -50,9 +50,10 @@ type rawClient struct {
 }
 
 // startRawClient starts workers workers against addr (host:port) with
-// Host host, alternating GET and POST with a body, until stop.
-func startRawClient(addr, host string, workers int) *rawClient {
-	c := &rawClient{addr: addr, host: host, pace: 5 * time.Millisecond, maxRequests: 40000,
+// Host host, alternating GET and POST with a body, each pausing pace after
+// each request, until end.
+func startRawClient(addr, host string, workers int, pace time.Duration) *rawClient {
+	c := &rawClient{addr: addr, host: host, pace: pace, maxRequests: 40000,
 		failures: map[string]int{}, byMethod: map[string]int{}, pods: map[string]int{}, stop: make(chan struct{})}
 	for w := range workers {
 		c.wg.Go(func() { c.work(w) })
@@ -134,7 +135,7 @@ func (c *rawClient) work(w int) {
 			if err != nil {
 				conn = nil
 				c.fail("dial", err.Error())
-				time.Sleep(c.pace)
+				c.pause()
 				continue
 			}
 			br = bufio.NewReader(conn)
@@ -148,7 +149,17 @@ func (c *rawClient) work(w int) {
 			_ = conn.Close()
 			conn = nil
 		}
-		time.Sleep(c.pace)
+		c.pause()
+	}
+}
+
+// pause waits c.pace, or less when the client is ended.
+func (c *rawClient) pause() {
+	t := time.NewTimer(c.pace)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-c.stop:
 	}
 }
 

@@ -76,7 +76,12 @@ func testRollingRestart(t *testing.T, series string, without map[string]bool) {
 	t.Logf("HAProxy %s: product serving %v after start", series, time.Since(begin).Round(time.Millisecond))
 
 	trafficStart := time.Now()
-	client := startRawClient(pod.Status.PodIP+":80", "roll.example", 6)
+	client := startRawClient(pod.Status.PodIP+":80", "roll.example", 6, 5*time.Millisecond)
+	idleGap := 700 * time.Millisecond
+	if v, err := time.ParseDuration(os.Getenv("HAPTIC_ROLLING_IDLE")); err == nil {
+		idleGap = v
+	}
+	idle := startRawClient(pod.Status.PodIP+":80", "roll.example", 4, idleGap)
 	reloader := e.startTLSToggle(t, "tls-a", time.Second)
 
 	rolls := 0
@@ -93,11 +98,16 @@ func testRollingRestart(t *testing.T, series string, without map[string]bool) {
 	time.Sleep(time.Second) // traffic after the last roll
 	toggles := reloader.end()
 	client.end()
+	idle.end()
 	elapsed := time.Since(trafficStart)
 	reloads := agentReloads(e.ctx, t, pod.Status.PodIP) - reloadsBefore
 
 	t.Logf("HAProxy %s: %d rolls, %d TLS Ingress changes, %d reloads in %v: %s", series, rolls, toggles, reloads, elapsed.Round(time.Millisecond), client.summary())
 	for _, ex := range client.examples {
+		t.Logf("  %s", ex)
+	}
+	t.Logf("HAProxy %s: idle keep-alive clients (%v between requests): %s", series, idleGap, idle.summary())
+	for _, ex := range idle.examples {
 		t.Logf("  %s", ex)
 	}
 	if client.served == 0 || len(client.pods) < 3 {
@@ -106,7 +116,7 @@ func testRollingRestart(t *testing.T, series string, without map[string]bool) {
 	if reloads < 3 {
 		t.Errorf("%d reloads during the rolls, want at least 3", reloads)
 	}
-	if n := client.failed(); n > 0 {
+	if n := client.failed() + idle.failed(); n > 0 {
 		if len(without) > 0 {
 			t.Logf("%d failed requests with %v turned off (a measurement: not asserted)", n, slices.Sorted(mapKeys(without)))
 		} else {
@@ -135,7 +145,7 @@ kind: HAProxyTemplateConfig
 metadata: {name: haptic, namespace: __NS__}
 spec:
   libraries: [base, ingress]
-  extraContext: {ingressClass: haptic, httpAddress: 0.0.0.0, httpPort: 80, httpsPort: 443, statsSocket: stats.sock, hardStopAfter: 10s}
+  extraContext: {ingressClass: haptic, httpAddress: 0.0.0.0, httpPort: 80, httpsPort: 443, statsSocket: stats.sock, hardStopAfter: 10s, timeoutHttpKeepAlive: 1s}
   podSelector: {matchLabels: {app.kubernetes.io/name: haptic-haproxy}}
   agent: {port: 5555, tokenSecretRef: {name: haptic-agent-token, key: token}}
   dataplane: {driftPreventionInterval: 2s}
