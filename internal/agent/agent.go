@@ -84,8 +84,6 @@ type Agent struct {
 	reloadReason string
 	// pending are the deferred deletes, in order.
 	pending []pendingDelete
-	// leaving are the workers still draining after the last reload.
-	leaving []int
 	// seq numbers transactions.
 	seq int
 

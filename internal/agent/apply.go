@@ -162,13 +162,7 @@ func (a *Agent) apply(ctx context.Context, req *agentapi.ApplyRequest, mode agen
 			return err
 		}
 	}
-	if err := r.commit(ctx); err != nil {
-		return err
-	}
-	if !r.needReload && len(p.ops) > 0 {
-		a.replayToLeaving(ctx, p.ops, log)
-	}
-	return nil
+	return r.commit(ctx)
 }
 
 // applyRun is one apply on its way through the stages of [Agent.apply]:

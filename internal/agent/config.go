@@ -76,10 +76,6 @@ type Config struct {
 	// deletes do not fit is refused at the fence. Zero means
 	// [DefaultMaxPendingDeletes].
 	MaxPendingDeletes int
-	// ReplayToLeaving sends the server and map ops of each apply to the
-	// workers still draining after a reload (see the package doc). Nil
-	// means true.
-	ReplayToLeaving *bool
 
 	// Version is the agent's version reported in the state.
 	Version string
@@ -150,10 +146,6 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxPendingDeletes <= 0 {
 		c.MaxPendingDeletes = DefaultMaxPendingDeletes
-	}
-	if c.ReplayToLeaving == nil {
-		t := true
-		c.ReplayToLeaving = &t
 	}
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)

@@ -78,12 +78,14 @@
 // (bounded) and Run retries "wait … removable" + delete on the worker
 // socket; a reload empties the queue. Run re-hashes the tree every
 // DriftInterval; a mismatch makes the state report Drifted and no applied
-// plan, so the controller sends the full state and a reload. After a
-// reload, server and map ops of later runtime applies are replayed to
-// leaving workers through the master CLI; HAProxy 3.4 answers "Proxy is
-// disabled." for server changes there, which is harmless because a
-// stopping worker closes its keep-alive connections after the request in
-// flight (measured: 0 requests reached a removed endpoint).
+// plan, so the controller sends the full state and a reload.
+//
+// Runtime ops reach the serving worker only. A worker leaving after a
+// reload keeps the servers it had: HAProxy refuses server changes routed
+// to it ("@!<pid> set server …" answers "Proxy is disabled." on 3.0, 3.2
+// and 3.4), so the agent sends it nothing. What keeps its requests off a
+// removed endpoint is that the endpoint keeps serving while it leaves
+// (see docs/architecture.md, "Rolling restarts").
 //
 // # Concurrency
 //

@@ -41,11 +41,6 @@ const (
 	// refused because the object is busy is deferred to the background
 	// loop, which uses [DeleteWhenRemovable].
 	DeleteAtOnce
-	// DeleteAsMaint only moves traffic away: a server delete is "set
-	// server … state maint" and a backend delete is no command. The
-	// replay to leaving workers uses it: a leaving worker keeps its
-	// objects until it exits.
-	DeleteAsMaint
 )
 
 // DefaultRemovableWait is how long a server or backend delete waits for
@@ -67,8 +62,7 @@ var ErrDigestMismatch = errors.New("agent: certificate file digest mismatch")
 //   - [agentapi.OpDelServer] is "set server … state maint", "wait …
 //     srv-removable" and "del server"; [agentapi.OpDelBackend] is "wait …
 //     be-removable" and "del backend". [CommandEnv.Deletes] leaves the
-//     wait out ([DeleteAtOnce]) or keeps only the maint
-//     ([DeleteAsMaint]).
+//     wait out ([DeleteAtOnce]).
 //   - [agentapi.OpReplaceMap] returns only "prepare map": the rest needs
 //     the version HAProxy answers; see [MapReplaceCommands] and [RunOp].
 func Commands(op agentapi.Op, env CommandEnv) ([]haproxysock.Command, error) {
@@ -139,14 +133,14 @@ func Commands(op agentapi.Op, env CommandEnv) ([]haproxysock.Command, error) {
 		if err == nil && env.Deletes == DeleteWhenRemovable {
 			err = add(haproxysock.WaitServerRemovable(wait, op.Backend, op.Server))
 		}
-		if err == nil && env.Deletes != DeleteAsMaint {
+		if err == nil {
 			err = add(haproxysock.DelServer(op.Backend, op.Server))
 		}
 	case agentapi.OpDelBackend:
 		if env.Deletes == DeleteWhenRemovable {
 			err = add(haproxysock.WaitBackendRemovable(wait, op.Backend))
 		}
-		if err == nil && env.Deletes != DeleteAsMaint {
+		if err == nil {
 			err = add(haproxysock.DelBackend(op.Backend))
 		}
 	default:

@@ -95,8 +95,6 @@ func TestCommandsDeleteModesChooseWaitDeleteOrOnlyMaint(t *testing.T) {
 		{"backend when removable", DeleteWhenRemovable, delBackend, []string{"wait 1500 be-removable be", "del backend be"}},
 		{"server at once", DeleteAtOnce, delServer, []string{"set server be/s state maint", "del server be/s"}},
 		{"backend at once", DeleteAtOnce, delBackend, []string{"del backend be"}},
-		{"server as maint", DeleteAsMaint, delServer, []string{"set server be/s state maint"}},
-		{"backend as maint", DeleteAsMaint, delBackend, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -110,7 +108,7 @@ func TestCommandsDeleteModesChooseWaitDeleteOrOnlyMaint(t *testing.T) {
 
 func TestCommandsDeleteModeLeavesOtherOpsAlone(t *testing.T) {
 	op := agentapi.Op{Kind: agentapi.OpSetServerState, Backend: "be", Server: "s", State: agentapi.StateDrain}
-	for _, mode := range []DeleteMode{DeleteWhenRemovable, DeleteAtOnce, DeleteAsMaint} {
+	for _, mode := range []DeleteMode{DeleteWhenRemovable, DeleteAtOnce} {
 		if diff := cmp.Diff([]string{"set server be/s state drain"}, lines(t, op, CommandEnv{Deletes: mode})); diff != "" {
 			t.Errorf("mode %d: commands (-want +got):\n%s", mode, diff)
 		}

@@ -241,68 +241,6 @@ func notRemovableYet(results []haproxysock.Result) bool {
 	return true
 }
 
-// replayableOnLeaving says which ops are sent to leaving workers: the
-// ones that move traffic away from an endpoint or change routing.
-func replayableOnLeaving(k agentapi.OpKind) bool {
-	switch k {
-	case agentapi.OpSetServerState, agentapi.OpSetServerAddr, agentapi.OpSetServerWeight,
-		agentapi.OpAddMapEntry, agentapi.OpSetMapEntry, agentapi.OpDelMapEntry, agentapi.OpDelServer:
-		return true
-	}
-	return false
-}
-
-// replayToLeaving sends the server and map ops of a runtime apply to the
-// workers still draining after the last reload, through the master CLI. A
-// server delete becomes "set server … state maint" there (a leaving worker
-// keeps the server object; maint moves its traffic away). HAProxy may
-// refuse changes on a stopping proxy ("Proxy is disabled."); refusals are
-// logged, never fatal: the leaving worker exits once its streams end.
-func (a *Agent) replayToLeaving(ctx context.Context, ops []agentapi.Op, log *slog.Logger) {
-	if !*a.cfg.ReplayToLeaving {
-		return
-	}
-	a.mu.Lock()
-	known := len(a.leaving) > 0
-	a.mu.Unlock()
-	if !known {
-		return
-	}
-	procs, err := a.master.ShowProc(ctx)
-	if err != nil {
-		return
-	}
-	var pids []int
-	for _, w := range procs.Leaving() {
-		pids = append(pids, w.PID)
-	}
-	a.mu.Lock()
-	a.leaving = pids
-	a.mu.Unlock()
-	if len(pids) == 0 {
-		return
-	}
-	var cmds []haproxysock.Command
-	for _, op := range ops {
-		if !replayableOnLeaving(op.Kind) {
-			continue
-		}
-		cs, err := Commands(op, CommandEnv{Deletes: DeleteAsMaint})
-		if err == nil {
-			cmds = append(cmds, cs...)
-		}
-	}
-	if len(cmds) == 0 {
-		return
-	}
-	for _, pid := range pids {
-		results, err := a.master.RunOnWorker(ctx, pid, cmds...)
-		if err != nil {
-			log.Info("leaving worker refused replayed ops", "pid", pid, "err", err, "replies", joinReplies(results))
-		}
-	}
-}
-
 // deleteTarget names a deferred delete for logs.
 func deleteTarget(op agentapi.Op) string {
 	if op.Kind == agentapi.OpDelServer {

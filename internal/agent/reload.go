@@ -91,13 +91,8 @@ func (a *Agent) reloadAndVerify(ctx context.Context) (agentapi.ReloadInfo, agent
 	a.metrics.reloads.WithLabelValues("ok").Inc()
 	info.OK = true
 	info.NewWorkerPID = serving.PID
-	var leaving []int
-	for _, w := range procs.Leaving() {
-		leaving = append(leaving, w.PID)
-	}
 	a.mu.Lock()
 	a.reloadGen++
-	a.leaving = leaving
 	dropped := len(a.pending)
 	a.pending = nil
 	a.metrics.pending.Set(0)

@@ -35,7 +35,13 @@ type controllerEnv struct {
 
 func startProduct(t testing.TB, replicas int, controllers ...string) *controllerEnv {
 	t.Helper()
-	c := startCluster(t)
+	return startProductOn(t, "3.4", replicas, controllers...)
+}
+
+// startProductOn is startProduct with the HAProxy pods on series.
+func startProductOn(t testing.TB, series string, replicas int, controllers ...string) *controllerEnv {
+	t.Helper()
+	c := startClusterOn(t, series)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	t.Cleanup(cancel)
 	e := &controllerEnv{cluster: c, ctx: ctx, ns: "haptic", app: "shop", top: t}

@@ -45,25 +45,39 @@ const waitTimeout = 2 * time.Minute
 
 // cluster is a mini cluster whose process kubelet runs HAPTIC's images
 // (kubelet.HAPTICImages: HAProxy 3.4 and the haptic binary built from this
-// module) and the conformance backend echo-basic (kubelet.EchoBasicImage).
+// module; haproxyImage(Series) runs the HAProxy of that series) and the
+// conformance backend echo-basic (kubelet.EchoBasicImage).
 type cluster struct {
 	*minicluster.Cluster
 	Bins    minicluster.Binaries
 	Client  kubernetes.Interface
 	Dynamic dynamic.Interface
 	Kubelet *kubelet.Kubelet
-	// HAProxy and Haptic are the binaries the images map to.
+	// HAProxy and Haptic are the binaries the images map to; HAProxy is
+	// the one of Series.
 	HAProxy, Haptic string
+	// Series is the HAProxy series the pods of deployHAProxy run.
+	Series string
 }
+
+// haproxyImage is the HAProxy image the pods' manifest names for series:
+// the cluster's kubelet maps that tag to the series' binary
+// (.cache/haproxy/<series>).
+func haproxyImage(series string) string { return kubelet.HAProxyImage + ":" + series }
 
 // startCluster starts a cluster and its kubelet for the test, stopping
 // both when it ends. It skips (or fails under CI=true) like
 // minicluster.StartT when the sandbox, the cluster binaries or HAProxy 3.4
 // are missing.
-func startCluster(t testing.TB) *cluster {
+func startCluster(t testing.TB) *cluster { return startClusterOn(t, "3.4") }
+
+// startClusterOn is startCluster with the HAProxy pods on series (3.4 is
+// needed too: every other tag of the image maps to it).
+func startClusterOn(t testing.TB, series string) *cluster {
 	t.Helper()
 	minicluster.RequireT(t)
 	haproxy := haproxytest.Binary(t, "3.4")
+	pods := haproxytest.Binary(t, series)
 	haptic := hapticBinary(t)
 	mc, bins := minicluster.StartT(t)
 	cs, err := kubernetes.NewForConfig(mc.RESTConfig())
@@ -75,6 +89,7 @@ func startCluster(t testing.TB) *cluster {
 		t.Fatal(err)
 	}
 	images := kubelet.HAPTICImages(haproxy, haptic)
+	images[haproxyImage(series)] = kubelet.Image{Binary: pods}
 	maps.Copy(images, kubelet.ConformanceImages(bins.EchoBasic))
 	kl := kubelet.StartT(t, kubelet.Config{
 		Client:         cs,
@@ -83,7 +98,7 @@ func startCluster(t testing.TB) *cluster {
 		ServingCertPEM: mc.PKI.Kubelet.CertPEM,
 		ServingKeyPEM:  mc.PKI.Kubelet.KeyPEM,
 	})
-	return &cluster{Cluster: mc, Bins: bins, Client: cs, Dynamic: dyn, Kubelet: kl, HAProxy: haproxy, Haptic: haptic}
+	return &cluster{Cluster: mc, Bins: bins, Client: cs, Dynamic: dyn, Kubelet: kl, HAProxy: pods, Haptic: haptic, Series: series}
 }
 
 // hapticBuild is the haptic binary the package's tests share, built once
@@ -164,8 +179,8 @@ func (d *haproxyDeployment) agent(pod corev1.Pod) *agentapi.Client {
 }
 
 // deployHAProxy creates namespace ns, the token Secret and the HAProxy
-// Deployment of testdata/haproxy-deployment.yaml with replicas pods, and
-// waits until that many are Ready.
+// Deployment of testdata/haproxy-deployment.yaml with replicas pods on the
+// cluster's HAProxy series, and waits until that many are Ready.
 func (c *cluster) deployHAProxy(ctx context.Context, t testing.TB, ns string, replicas int) *haproxyDeployment {
 	t.Helper()
 	c.createNamespace(ctx, t, ns)
@@ -179,6 +194,7 @@ func (c *cluster) deployHAProxy(ctx context.Context, t testing.TB, ns string, re
 		"__REPLICAS__", strconv.Itoa(replicas),
 		"__TOKEN__", string(tok),
 		"__HAPTIC_IMAGE__", kubelet.HAPTICImage+":e2e",
+		"__HAPROXY_IMAGE__", haproxyImage(c.Series),
 	).Replace(string(manifest))))
 	if err != nil {
 		t.Fatal(err)

@@ -43,8 +43,13 @@
 //     /containerLogs/{namespace}/{pod}/{container} on Config.LogsAddr for
 //     `kubectl logs` (sinceTime, sinceSeconds, tailLines, timestamps),
 //     init containers' included.
-//   - Deletion: processes are killed, the namespace removed and the pod
-//     deleted with grace period 0.
+//   - Deletion: as the real kubelet does, each container runs its preStop
+//     hook (the "sleep" action; exec and httpGet hooks are skipped with a
+//     warning), then gets SIGTERM, and SIGKILL when the grace period
+//     (deletionGracePeriodSeconds) is over, at least 2 s after the SIGTERM.
+//     The pod's status is left alone meanwhile, so its endpoints stay
+//     serving and terminating. Once every process exited, the namespace is
+//     removed and the pod deleted with grace period 0.
 //
 // # I/O and concurrency
 //

@@ -58,6 +58,11 @@ type Kubelet struct {
 	pods     map[types.UID]*runningPod
 	failures map[types.UID]time.Time // last failed start, for backoff
 	written  map[types.UID]string    // statusKey last written; Run goroutine only
+
+	// terms are the pods being stopped gracefully (see startTermination)
+	// and termWG counts their goroutines; Run goroutine only.
+	terms  map[types.UID]*termination
+	termWG sync.WaitGroup
 }
 
 // New checks cfg and applies defaults.
@@ -106,7 +111,7 @@ func New(cfg Config) (*Kubelet, error) {
 		return nil, fmt.Errorf("kubelet: Config.LogsAddr port: %w", err)
 	}
 	return &Kubelet{cfg: cfg, pool: pool, logsPort: p, pods: map[types.UID]*runningPod{},
-		failures: map[types.UID]time.Time{}, written: map[types.UID]string{}}, nil
+		failures: map[types.UID]time.Time{}, written: map[types.UID]string{}, terms: map[types.UID]*termination{}}, nil
 }
 
 // NodeName is the name of the Node this kubelet registers.
@@ -228,6 +233,11 @@ func (k *Kubelet) sync(ctx context.Context) error {
 		}
 	}
 	k.mu.Unlock()
+	for uid := range k.terms {
+		if !seen[uid] {
+			delete(k.terms, uid)
+		}
+	}
 	for _, rp := range gone {
 		k.stopPod(ctx, rp)
 	}
@@ -254,6 +264,19 @@ func (k *Kubelet) syncPod(ctx context.Context, pod *corev1.Pod) error {
 
 	if pod.DeletionTimestamp != nil {
 		if rp != nil {
+			// A graceful stop first: preStop hooks, SIGTERM, the grace
+			// period; the pod is deleted once every container exited.
+			term := k.terms[pod.UID]
+			if term == nil {
+				k.terms[pod.UID] = k.startTermination(ctx, &k.termWG, pod, rp)
+				return nil
+			}
+			select {
+			case <-term.done:
+			default:
+				return nil
+			}
+			delete(k.terms, pod.UID)
 			k.stopPod(ctx, rp)
 			k.mu.Lock()
 			delete(k.pods, pod.UID)
@@ -356,4 +379,8 @@ func (k *Kubelet) stopAll(ctx context.Context) {
 	for _, rp := range pods {
 		k.stopPod(ctx, rp)
 	}
+	// ctx of Run has ended: the graceful stops cut their hooks short and
+	// find their processes gone.
+	k.termWG.Wait()
+	k.terms = map[types.UID]*termination{}
 }
