@@ -259,7 +259,7 @@ func (a *admitter) reviewObject(ctx context.Context, rv *review) (verdict, error
 		return verdict{message: problemsMessage(ref, refused), warnings: v.warnings}, nil
 	}
 
-	cerr := a.check(ctx, out)
+	tree, cerr := a.check(ctx, out)
 	if cerr == nil {
 		return v, nil
 	}
@@ -275,7 +275,7 @@ func (a *admitter) reviewObject(ctx context.Context, rv *review) (verdict, error
 	}
 	bout, _, berr := base.Engine.Render(ctx, base.Snapshot, templating.RenderOptions{})
 	if berr == nil {
-		berr = a.check(ctx, bout)
+		_, berr = a.check(ctx, bout)
 	}
 	if berr != nil && ctx.Err() != nil {
 		return verdict{}, fmt.Errorf("haproxy -c of the current configuration: %w", ctx.Err())
@@ -284,7 +284,7 @@ func (a *admitter) reviewObject(ctx context.Context, rv *review) (verdict, error
 		v.warnings = append(v.warnings, "the current configuration fails already, without "+ref.String()+": "+firstLine(berr.Error())+"; not held against it")
 		return v, nil
 	}
-	return verdict{message: checkMessage(ref, ce, out), warnings: v.warnings}, nil
+	return verdict{message: checkMessage(ref, ce, tree), warnings: v.warnings}, nil
 }
 
 // judgeRenderError refuses the candidate whose render fails, unless the
@@ -303,19 +303,21 @@ func (a *admitter) judgeRenderError(ctx context.Context, loop *controller.Loop, 
 	return verdict{message: fmt.Sprintf("HAPTIC refuses %s: the templates fail to render with it: %v", ref, rerr)}, nil
 }
 
-// check runs haproxy -c on out, unless a plan with its ID passed before.
-func (a *admitter) check(ctx context.Context, out *renderplan.Output) error {
+// check runs haproxy -c on the sparse tree of out (sparseTree), unless a
+// plan with its ID passed before; tree is what it checked.
+func (a *admitter) check(ctx context.Context, out *renderplan.Output) (tree *renderplan.Output, err error) {
 	id := out.ID()
 	if a.passed.has(id) {
-		return nil
+		return out, nil
 	}
+	tree, _ = sparseTree(out)
 	t0 := time.Now()
-	err := a.checker.Check(ctx, out)
+	err = a.checker.Check(ctx, tree)
 	a.m.duration.WithLabelValues("check").Observe(time.Since(t0).Seconds())
 	if err == nil {
 		a.passed.add(id)
 	}
-	return err
+	return tree, err
 }
 
 // overlaysFor files obj under each watch of gvr whose namespace, label
