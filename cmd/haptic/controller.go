@@ -45,6 +45,12 @@ func controllerCommand() *cli.Command {
 			&cli.StringFlag{Name: "listen", Value: ":9180", Usage: "address of /healthz, /readyz and /metrics", EnvVars: []string{"HAPTIC_LISTEN"}},
 			&cli.DurationFlag{Name: "debounce", Value: 0, Usage: "extra batching holdoff between reconciliations (0: none)", EnvVars: []string{"HAPTIC_DEBOUNCE"}},
 			&cli.DurationFlag{Name: "check-spacing", Value: controller.DefaultCheckSpacing, Usage: "least time between two background haproxy -c checks", EnvVars: []string{"HAPTIC_CHECK_SPACING"}},
+			&cli.StringFlag{Name: "webhook-listen", Usage: "serve the validating admission webhook (HTTPS, path " + cluster.WebhookPath + ") on this address, e.g. :9443 (empty: none)", EnvVars: []string{"HAPTIC_WEBHOOK_LISTEN"}},
+			&cli.StringFlag{Name: "webhook-cert-dir", Usage: "directory of the webhook's tls.crt and tls.key (cert-manager), reloaded when they change (default: the controller makes its own, see --webhook-secret)", EnvVars: []string{"HAPTIC_WEBHOOK_CERT_DIR"}},
+			&cli.StringFlag{Name: "webhook-secret", Value: "haptic-webhook-tls", Usage: "Secret (in --namespace) holding the CA and serving certificate the controller makes, shared by the replicas", EnvVars: []string{"HAPTIC_WEBHOOK_SECRET"}},
+			&cli.StringFlag{Name: "webhook-service", Usage: "Service in front of the webhook: its DNS names go into the serving certificate", EnvVars: []string{"HAPTIC_WEBHOOK_SERVICE"}},
+			&cli.StringSliceFlag{Name: "webhook-cert-hosts", Usage: "further DNS names or IP addresses of the serving certificate (a url clientConfig's host)", EnvVars: []string{"HAPTIC_WEBHOOK_CERT_HOSTS"}},
+			&cli.StringFlag{Name: "webhook-configuration", Usage: "ValidatingWebhookConfiguration whose caBundle the controller sets to its CA (empty: none; not with --webhook-cert-dir)", EnvVars: []string{"HAPTIC_WEBHOOK_CONFIGURATION"}},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", EnvVars: []string{"HAPTIC_LOG_LEVEL"}},
 			&cli.StringFlag{Name: "gateway-controller-name", Value: gatewayapi.ControllerName, Usage: "gateway mode: the GatewayClass controllerName served", EnvVars: []string{"HAPTIC_GATEWAY_CONTROLLER_NAME"}},
 			&cli.StringFlag{Name: "gateway-haproxy-image", Value: cluster.DefaultFleetHAProxyImage, Usage: "gateway mode: image of the haproxy container of each Gateway's fleet", EnvVars: []string{"HAPTIC_GATEWAY_HAPROXY_IMAGE"}},
@@ -105,6 +111,14 @@ func controllerConfig(c *cli.Context) (cluster.Config, error) {
 	if err != nil {
 		return cluster.Config{}, err
 	}
+	wh := cluster.WebhookConfig{Listen: c.String("webhook-listen"), CertDir: c.String("webhook-cert-dir"), Secret: c.String("webhook-secret"),
+		Hosts: c.StringSlice("webhook-cert-hosts"), Configuration: c.String("webhook-configuration")}
+	if svc := c.String("webhook-service"); svc != "" {
+		wh.Hosts = append(cluster.ServiceHosts(svc, ns), wh.Hosts...)
+	}
+	if wh.CertDir != "" && wh.Configuration != "" {
+		return cluster.Config{}, fmt.Errorf("--webhook-configuration: not with --webhook-cert-dir (the certificate's issuer injects the caBundle)")
+	}
 	rc.UserAgent = "haptic-controller"
 	rc.QPS, rc.Burst = 50, 100
 	return cluster.Config{
@@ -116,6 +130,7 @@ func controllerConfig(c *cli.Context) (cluster.Config, error) {
 		PprofListen:  c.String("pprof-listen"),
 		Debounce:     controller.DebounceConfig{Interval: c.Duration("debounce")},
 		CheckSpacing: c.Duration("check-spacing"),
+		Webhook:      wh,
 		Log:          log,
 		Fleet:        fleet,
 

@@ -26,6 +26,7 @@ import (
 	"github.com/haptic-io/haptic/api/v1alpha1"
 	"github.com/haptic-io/haptic/internal/controller"
 	"github.com/haptic-io/haptic/rendergate"
+	"github.com/haptic-io/haptic/renderplan"
 	"github.com/haptic-io/haptic/templating"
 )
 
@@ -65,6 +66,9 @@ type Config struct {
 	// Debounce and CheckSpacing are the loop's (controller.Config).
 	Debounce     controller.DebounceConfig
 	CheckSpacing time.Duration
+	// Webhook is the validating admission webhook this replica serves
+	// (every replica, leader or not); its zero value serves none.
+	Webhook WebhookConfig
 	// Log; nil discards.
 	Log *slog.Logger
 	// Registry receives the metrics; nil means a new one.
@@ -123,6 +127,9 @@ func newController(cfg Config) (*ctrl, error) {
 	case cfg.HAProxy == "":
 		return nil, errors.New("controller: missing HAProxy binary")
 	}
+	if err := cfg.Webhook.check(); err != nil {
+		return nil, fmt.Errorf("controller: %w", err)
+	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
@@ -159,6 +166,13 @@ func (c *ctrl) run(ctx context.Context) error {
 
 	if c.cfg.Listen != "" {
 		stop, err := serve(c.cfg.Listen, c.mux())
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	if c.cfg.Webhook.Listen != "" {
+		stop, err := c.startWebhook(ctx, &wg)
 		if err != nil {
 			return err
 		}
@@ -310,6 +324,11 @@ func (c *ctrl) gateways() *gatewayPipeline {
 // gate is the config-load gate: the generation parses, compiles and
 // passes its validation tests, haproxy_valid assertions included.
 func (c *ctrl) gate(ctx context.Context, obj configObject) (*Settings, *templating.Engine, error) {
+	return c.gateWith(ctx, obj, c.checker)
+}
+
+// gateWith is the gate with checker running haproxy -c.
+func (c *ctrl) gateWith(ctx context.Context, obj configObject, checker renderplan.Checker) (*Settings, *templating.Engine, error) {
 	s, err := ParseSpec(obj.spec, c.cfg.Namespace, obj.generation)
 	if err != nil {
 		return nil, nil, err
@@ -318,7 +337,7 @@ func (c *ctrl) gate(ctx context.Context, obj configObject) (*Settings, *templati
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := templating.RunTests(ctx, engine, templating.TestOptions{Checker: c.checker}); err != nil {
+	if _, err := templating.RunTests(ctx, engine, templating.TestOptions{Checker: checker}); err != nil {
 		return nil, nil, &testsError{err: err}
 	}
 	return s, engine, nil
