@@ -47,7 +47,8 @@ func (f *fanout) Run(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
-			<-done
+			// The source's own error is ctx's once it was cancelled.
+			_ = <-done
 			return ctx.Err()
 		case err := <-done:
 			if err == nil {
