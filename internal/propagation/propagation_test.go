@@ -173,7 +173,9 @@ func TestPropagationPreloadsRoutesAndProfilesTheProbe(t *testing.T) {
 	if m == nil || m.Routes != 22 {
 		t.Fatalf("memory %+v, want one read with the 22 routes in place", m)
 	}
-	if m.Steady <= 0 || m.Peak < m.Steady || m.HeapLive == 0 || m.HeapLivePeak < m.HeapLive || m.HeapObjectsPeak < m.HeapLivePeak || m.MappedPeak < m.HeapObjectsPeak {
+	// The kernel folds its per-CPU RSS counters into VmHWM lazily, so a
+	// VmRSS read can exceed the VmHWM read before it by that slack.
+	if m.Steady <= 0 || m.Peak < m.Steady-m.Steady/16 || m.HeapLive == 0 || m.HeapLivePeak < m.HeapLive || m.HeapObjectsPeak < m.HeapLivePeak || m.MappedPeak < m.HeapObjectsPeak {
 		t.Errorf("memory %+v: want 0 < steady <= peak resident set, and live <= live peak <= objects peak <= mapped peak", m)
 	}
 }
