@@ -47,7 +47,9 @@ func (f *fanout) Run(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
-			<-done
+			if err := <-done; err != nil && !errors.Is(err, ctx.Err()) {
+				return err
+			}
 			return ctx.Err()
 		case err := <-done:
 			if err == nil {
