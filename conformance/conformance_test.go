@@ -46,7 +46,9 @@ var coreFeatures = []string{"Gateway", "HTTPRoute", "ReferenceGrant"}
 // temporary directory); otherwise (core) the GATEWAY-HTTP core tests
 // only. HAPTIC_CONFORMANCE_RUN names one test (the suite's --run-test);
 // HAPTIC_CONFORMANCE_SKIP lists tests to skip (comma-separated; a skip
-// needs its reason in reports/README.md).
+// needs its reason in reports/README.md); HAPTIC_CONFORMANCE_FEATURES
+// replaces the features (--supported-features), to try a feature before
+// the GatewayClass declares it.
 func TestGatewayAPIConformance(t *testing.T) {
 	begin := time.Now()
 	mode := os.Getenv("HAPTIC_CONFORMANCE")
@@ -116,6 +118,9 @@ spec:
 		args = append(args, "--conformance-profiles=GATEWAY-HTTP,GATEWAY-GRPC,GATEWAY-TLS", "--report-output="+report)
 	} else {
 		args = append(args, "--supported-features="+strings.Join(coreFeatures, ","))
+	}
+	if fs := os.Getenv("HAPTIC_CONFORMANCE_FEATURES"); fs != "" {
+		args = append(args, "--supported-features="+fs)
 	}
 	if run := os.Getenv("HAPTIC_CONFORMANCE_RUN"); run != "" {
 		args = append(args, "--run-test="+run)

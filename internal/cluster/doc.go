@@ -30,6 +30,23 @@
 // a new loop (its store must be listed anew), one with new templates only
 // swaps the engine.
 //
+// # Gateway mode
+//
+// A config whose libraries include "gateway" runs one loop per Gateway of
+// our GatewayClasses instead of one loop: the informers are listed once
+// and their events fan out to every loop (and to a manager with a store
+// of its own that builds the gatewayapi model on each change). Each loop
+// renders its Gateway's routing model (the controller.Config RenderInput
+// puts it at extraContext.gateway and tags the plan with the Gateway's
+// generation) and deploys to that Gateway's own HAProxy fleet, which the
+// leader provisions in the Gateway's namespace, owned by the Gateway
+// ([FleetConfig]: a Deployment, a Service with the listeners' ports, the
+// agents' token Secret). The leader writes every Gateway API status the
+// model computes, with the fleet's addresses (the Service's load-balancer
+// ingress, else its Ready pods' IPs) and the newest Gateway generation
+// every Ready pod serves. Gateway mode writes no Ingress status, no
+// HAProxyCfg and no problem Events.
+//
 // # Permissions
 //
 // The controller reads: its HAProxyTemplateConfig (get, list, watch),
@@ -39,7 +56,11 @@
 // HAProxyCfg of the same name and its status (get, patch), and the status
 // of the Ingresses of its class (ingresses/status: patch); it creates
 // Events in events.k8s.io (create, patch) and holds its Lease in
-// coordination.k8s.io (get, create, update).
+// coordination.k8s.io (get, create, update). Gateway mode also needs,
+// cluster-wide: patch on the status of gatewayclasses, gateways,
+// httproutes, grpcroutes and tlsroutes; list and watch on pods; get,
+// list, create, patch and delete on deployments, services and secrets
+// (the fleets).
 //
 // # What the leader publishes
 //

@@ -47,8 +47,9 @@ func (f *fanout) Run(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
-			// The source's own error is ctx's once it was cancelled.
-			_ = <-done
+			if err := <-done; err != nil && !errors.Is(err, ctx.Err()) {
+				return err
+			}
 			return ctx.Err()
 		case err := <-done:
 			if err == nil {

@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -125,6 +126,10 @@ type fleet struct {
 	minReload        time.Duration // the config's minDeploymentInterval: the agents' reload pacing, 0 none
 	token            string
 	listeners        []gatewayapi.Listener
+	// infraLabels and infraAnnotations are the Gateway's
+	// spec.infrastructure labels and annotations: every object and pod
+	// of the fleet carries them (the fleet's own labels win a clash).
+	infraLabels, infraAnnotations map[string]string
 }
 
 // fleetName is the name of the Deployment and Service of gw's fleet:
@@ -189,13 +194,48 @@ func (f *fleet) owner() *metav1ac.OwnerReferenceApplyConfiguration {
 }
 
 func (f *fleet) annotations() map[string]string {
-	return map[string]string{AnnotationFleetGateway: f.gw.String()}
+	a := maps.Clone(f.infraAnnotations)
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[AnnotationFleetGateway] = f.gw.String()
+	return a
+}
+
+// podAnnotations are the pods' annotations: the Gateway's infrastructure
+// annotations; nil without any.
+func (f *fleet) podAnnotations() map[string]string {
+	if len(f.infraAnnotations) == 0 {
+		return nil
+	}
+	return maps.Clone(f.infraAnnotations)
+}
+
+// objectLabels are the labels of every object and pod: the Gateway's
+// infrastructure labels under the fleet's own.
+func (f *fleet) objectLabels() map[string]string {
+	l := maps.Clone(f.infraLabels)
+	if l == nil {
+		l = map[string]string{}
+	}
+	maps.Copy(l, f.labels)
+	return l
+}
+
+// infrastructure returns the spec.infrastructure labels and annotations
+// of a Gateway object.
+func infrastructure(gw map[string]any) (labels, annotations map[string]string) {
+	strs := func(path ...string) map[string]string {
+		m, _, _ := unstructured.NestedStringMap(gw, path...)
+		return m
+	}
+	return strs("spec", "infrastructure", "labels"), strs("spec", "infrastructure", "annotations")
 }
 
 // secret is the agents' token Secret.
 func (f *fleet) secret() *corev1ac.SecretApplyConfiguration {
 	return corev1ac.Secret(f.secretName(), f.gw.Namespace).
-		WithLabels(f.labels).WithAnnotations(f.annotations()).WithOwnerReferences(f.owner()).
+		WithLabels(f.objectLabels()).WithAnnotations(f.annotations()).WithOwnerReferences(f.owner()).
 		WithType(corev1.SecretTypeOpaque).
 		WithData(map[string][]byte{fleetTokenKey: []byte(f.token)})
 }
@@ -246,7 +286,7 @@ func (f *fleet) service() *corev1ac.ServiceApplyConfiguration {
 		return nil
 	}
 	return corev1ac.Service(f.name, f.gw.Namespace).
-		WithLabels(f.labels).WithAnnotations(f.annotations()).WithOwnerReferences(f.owner()).
+		WithLabels(f.objectLabels()).WithAnnotations(f.annotations()).WithOwnerReferences(f.owner()).
 		WithSpec(corev1ac.ServiceSpec().WithType(f.cfg.ServiceType).WithSelector(f.selector).WithPorts(ports...))
 }
 
@@ -309,13 +349,13 @@ func (f *fleet) deployment() *appsv1ac.DeploymentApplyConfiguration {
 			corev1ac.Volume().WithName("token").WithSecret(corev1ac.SecretVolumeSource().WithSecretName(f.secretName()).WithDefaultMode(0o440)),
 		)
 	return appsv1ac.Deployment(f.name, f.gw.Namespace).
-		WithLabels(f.labels).WithAnnotations(f.annotations()).WithOwnerReferences(f.owner()).
+		WithLabels(f.objectLabels()).WithAnnotations(f.annotations()).WithOwnerReferences(f.owner()).
 		WithSpec(appsv1ac.DeploymentSpec().
 			WithReplicas(f.cfg.Replicas).
 			WithSelector(metav1ac.LabelSelector().WithMatchLabels(f.selector)).
 			WithStrategy(appsv1ac.DeploymentStrategy().WithType("RollingUpdate").
 				WithRollingUpdate(appsv1ac.RollingUpdateDeployment().WithMaxUnavailable(intstr.FromInt32(0)).WithMaxSurge(intstr.FromInt32(1)))).
-			WithTemplate(corev1ac.PodTemplateSpec().WithLabels(f.labels).WithSpec(pod)))
+			WithTemplate(corev1ac.PodTemplateSpec().WithLabels(f.objectLabels()).WithAnnotations(f.podAnnotations()).WithSpec(pod)))
 }
 
 // String names the fleet for logs.

@@ -132,3 +132,29 @@ func toStrings(v any) []string {
 	}
 	return out
 }
+
+// TestFleetCarriesTheGatewaysInfrastructureMetadata: the labels and
+// annotations of spec.infrastructure reach every object and the pods;
+// they cannot replace the fleet's own labels.
+func TestFleetCarriesTheGatewaysInfrastructureMetadata(t *testing.T) {
+	gw := map[string]any{"spec": map[string]any{"infrastructure": map[string]any{
+		"labels":      map[string]any{"team": "edge", labelInstance: "hijack"},
+		"annotations": map[string]any{"cost-center": "42"},
+	}}}
+	f := newFleet(gatewayapi.Ref{Namespace: "infra", Name: "gw"}, "uid-1", "cfg", nil, FleetConfig{}, 5555, "t", []gatewayapi.Listener{{Name: "http", Port: 80, Protocol: "HTTP"}})
+	f.infraLabels, f.infraAnnotations = infrastructure(gw)
+	d := encode(t, f.deployment())
+	tmpl := d["spec"].(map[string]any)["template"].(map[string]any)["metadata"].(map[string]any)
+	for name, md := range map[string]map[string]any{
+		"deployment": d["metadata"].(map[string]any), "pod template": tmpl,
+		"service": encode(t, f.service())["metadata"].(map[string]any), "secret": encode(t, f.secret())["metadata"].(map[string]any),
+	} {
+		l, a := md["labels"].(map[string]any), md["annotations"].(map[string]any)
+		if l["team"] != "edge" || a["cost-center"] != "42" {
+			t.Errorf("%s: labels %v, annotations %v; want team=edge, cost-center=42", name, l, a)
+		}
+		if l[labelInstance] != "haptic-gw" {
+			t.Errorf("%s: %s = %v, want the fleet's own haptic-gw", name, labelInstance, l[labelInstance])
+		}
+	}
+}

@@ -498,6 +498,7 @@ func (g *gatewayPipeline) provision(ctx context.Context, m *gatewayapi.Model, s 
 		uid := types.UID((&unstructured.Unstructured{Object: gw}).GetUID())
 		f := newFleet(ref, uid, g.config, s.PodLabels, g.c.cfg.Fleet, int32(s.AgentPort), string(g.token), m.Listeners(ref))
 		f.minReload = s.MinDeploymentInterval
+		f.infraLabels, f.infraAnnotations = infrastructure(gw)
 		d := fleetDigest(f)
 		if g.provisioned[ref] == d {
 			continue

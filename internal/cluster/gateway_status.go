@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -94,10 +95,13 @@ func (w *apiStatusWriter) write(ctx context.Context, statuses []gatewayapi.Statu
 		}
 		want = gatewayapi.WithTransitionTimes(gatewayapi.Status{Status: want}, curStatus, now).Status
 		ok, err := w.apply(ctx, key, st.APIVersion, st.Kind, st.Namespace, st.Name, want, curStatus, now)
-		if err != nil {
+		switch {
+		case apierrors.IsNotFound(err):
+			// Deleted since the model was built: its delete event follows.
+		case err != nil:
 			failures++
 			w.log.Warn("write status", "kind", st.Kind, "object", gatewayapi.Ref{Namespace: st.Namespace, Name: st.Name}.String(), "error", err)
-		} else if ok {
+		case ok:
 			writes++
 		}
 	}
@@ -117,10 +121,12 @@ func (w *apiStatusWriter) write(ctx context.Context, statuses []gatewayapi.Statu
 			want := cloneJSON(curStatus)
 			want["parents"] = others
 			ok, err := w.apply(ctx, key, u.GetAPIVersion(), kind, u.GetNamespace(), u.GetName(), want, curStatus, now)
-			if err != nil {
+			switch {
+			case apierrors.IsNotFound(err):
+			case err != nil:
 				failures++
 				w.log.Warn("remove stale route parents", "kind", kind, "object", u.GetNamespace()+"/"+u.GetName(), "error", err)
-			} else if ok {
+			case ok:
 				writes++
 			}
 		}
