@@ -49,8 +49,9 @@ test: lint haproxy minicluster controller-gen
 	@# The product on the mini cluster runs alone: its zero-failed-request
 	@# checks measure HAPTIC, not a machine loaded by other packages' tests.
 	$(GO) test -race -count=1 ./internal/e2e/
-	@# The Gateway API conformance suite runs in make conformance, not here,
-	@# until GATEWAY-HTTP core passes whole.
+	@# GATEWAY-HTTP core of the official Gateway API conformance suite, on
+	@# the mini cluster (2-3 min); make conformance runs all the profiles.
+	$(GO) test -count=1 -timeout 30m ./conformance/
 	cd tools/codegen && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 	@# No -race: the chart tests run nothing concurrent of their own, and a race
 	@# build of Helm would be a second cold build of it (the lint warms this one).
