@@ -171,7 +171,9 @@ func (e *controllerEnv) applyRollingConfig(t testing.TB, without map[string]bool
 		snippets[snippet] = map[string]any{"template": src}
 	}
 	if without["idleclose"] {
-		override("base", "base-skeleton", "    option idle-close-on-response\n", "")
+		// A later "no option" undoes it in the defaults section; the
+		// line itself stays, as the library's validation test asks.
+		override("base", "base-skeleton", "    option idle-close-on-response\n", "    option idle-close-on-response\n    no option idle-close-on-response\n")
 	}
 	if without["retry"] {
 		override("ingress", "ingress-pass",
