@@ -264,3 +264,50 @@ func TestLoopReleasesMemoryOnlyAfterItIdledForIdleRelease(t *testing.T) {
 	case <-time.After(1500 * time.Millisecond):
 	}
 }
+
+func TestLoopReDispatchOfTheSamePlanKeepsTheQuietSpell(t *testing.T) {
+	src, agent := newChanSource(), newFakeAgent()
+	l, err := New(Config{
+		Source:      src,
+		Engine:      testEngine(t),
+		Targets:     func() []Target { return []Target{{Name: "haproxy-0", Agent: agent}} },
+		Log:         testLogger(t),
+		IdleGC:      true,
+		IdleRelease: time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	released := make(chan time.Time, 8)
+	l.idleGC.collect = func() {}
+	l.idleGC.release = func() { released <- time.Now() }
+	runLoop(t, l)
+	src.send(t, Event{Changes: []Change{upsert(route("a", "a.example", "127.0.0.1", 9001))}, Initialized: true})
+	agent.next(t)
+	last := time.Now()
+	// Triggers 200 ms apart (as drift prevention or new pods do) render
+	// the same plan again: the spell that began with the last change
+	// still ends a second after it.
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 20 { // 4 s, bounded
+			select {
+			case <-stop:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			l.Trigger()
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	select {
+	case at := <-released:
+		if d := at.Sub(last); d < 900*time.Millisecond || d > 2500*time.Millisecond {
+			t.Errorf("released %v after the last change, want about the 1 s quiet spell", d)
+		}
+	case <-time.After(3500 * time.Millisecond):
+		t.Fatal("no release while the same plan was re-dispatched every 200 ms")
+	}
+}

@@ -145,9 +145,10 @@ type Loop struct {
 	// gate are the runner's (its verdict hands each back): the loop keeps
 	// none of them, since under a stream of changes most are superseded
 	// and each holds megabytes at a few thousand backends.
-	passed   *renderplan.Output // the newest output that passed the gate
-	passedID string             // its plan ID
-	failing  bool               // the last dispatch failed for some pod: retry
+	passed     *renderplan.Output // the newest output that passed the gate
+	passedID   string             // its plan ID
+	failing    bool               // the last dispatch failed for some pod: retry
+	renderedID string             // the plan ID the last reconciliation rendered
 }
 
 // Status is what the loop last did, for people and tests.
@@ -402,7 +403,12 @@ func (l *Loop) Run(ctx context.Context) error {
 		timer.Stop()
 		timerC = nil
 		l.deb.begin(l.cfg.Now())
+		before := l.renderedID
 		l.reconcile(ctx)
+		// A reconciliation that rendered the plan of the last one (a
+		// drift re-dispatch, a retry, new pods) leaves a quiet spell
+		// running: its own garbage is returned with the spell's release.
+		fresh := l.renderedID != before
 		for range cap(events) + 1 { // at most what the queue held, and a kick
 			select {
 			case ev := <-events:
@@ -422,7 +428,7 @@ func (l *Loop) Run(ctx context.Context) error {
 		l.deb.end()
 		armRetry()
 		schedule()
-		if l.idleGC != nil && l.cfg.IdleRelease > 0 {
+		if l.idleGC != nil && l.cfg.IdleRelease > 0 && (fresh || quietC == nil) {
 			quiet.Reset(l.cfg.IdleRelease)
 			quietC = quiet.C
 		}
@@ -556,6 +562,7 @@ func (l *Loop) reconcile(ctx context.Context) {
 	// which need the plan alone, run meanwhile.
 	l.disp.diffAhead(out, pre)
 	id := out.ID()
+	l.renderedID = id
 	if l.cfg.RenderInput != nil {
 		l.tags.set(id, tag)
 	}

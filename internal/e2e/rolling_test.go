@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"math/big"
@@ -25,19 +26,30 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
 
 	"github.com/haptic-io/haptic/internal/haproxytest"
 	"github.com/haptic-io/haptic/internal/testenv/minicluster"
 	"github.com/haptic-io/haptic/internal/testenv/minicluster/kubelet"
+	"github.com/haptic-io/haptic/libraries"
 )
 
-// rollingWithout lists what HAPTIC_ROLLING_WITHOUT (comma-separated) turns
-// off, to measure what each part buys; the test asserts zero failed
+// rollingSwitches lists what HAPTIC_ROLLING_WITHOUT (comma-separated)
+// turns off, to measure what each part buys; the test asserts zero failed
 // requests only when nothing is turned off.
 //
-//	prestop  the backend pods get no preStop sleep: a deleted pod is sent
-//	         SIGTERM at once (echo-basic then exits at once)
-var rollingSwitches = []string{"prestop"}
+//	prestop    the backend pods get no preStop sleep: a deleted pod is
+//	           sent SIGTERM at once (echo-basic then exits at once)
+//	idleclose  no "option idle-close-on-response" (base library): a
+//	           worker leaving after a reload closes its idle keep-alive
+//	           connections at once instead of after their next response
+//	retry      no "option redispatch" nor "retry-on" (ingress library),
+//	           and "retries 0": a request whose connect fails, or whose
+//	           server closes without an answer, is not sent again
+//	keepalive  no "timeout http-keep-alive 1s": an idle keep-alive
+//	           connection waits up to "timeout http-request" (10 s) for its
+//	           next request, also on a leaving worker
+var rollingSwitches = []string{"prestop", "idleclose", "retry", "keepalive"}
 
 // TestRollingRestartFailsNoRequest is the sentinel of zero failed
 // requests, on HAProxy 3.0, 3.2 and 3.4: the product (controller, one
@@ -65,7 +77,7 @@ func TestRollingRestartFailsNoRequest(t *testing.T) {
 func testRollingRestart(t *testing.T, series string, without map[string]bool) {
 	begin := time.Now()
 	e := startProductOn(t, series, 1)
-	e.applyRollingConfig(t)
+	e.applyRollingConfig(t, without)
 	e.startController("controller-0")
 	e.deployRollingBackend(t, "roll", !without["prestop"])
 	e.createTLSSecret(t, "tls-a")
@@ -136,26 +148,86 @@ func mapKeys(m map[string]bool) func(func(string) bool) {
 }
 
 // applyRollingConfig replaces the config with one that binds HTTPS too
-// (a TLS Ingress then changes the crt-list, which reloads).
-func (e *controllerEnv) applyRollingConfig(t testing.TB) {
+// (a TLS Ingress then changes the crt-list, which reloads), without the
+// mechanisms of without (see rollingSwitches): those the stock libraries
+// carry are turned off by overriding their snippets with a copy that
+// lacks them.
+func (e *controllerEnv) applyRollingConfig(t testing.TB, without map[string]bool) {
 	t.Helper()
-	objs, err := minicluster.SplitManifests([]byte(strings.ReplaceAll(`
-apiVersion: haproxy-haptic.org/v1alpha1
-kind: HAProxyTemplateConfig
-metadata: {name: haptic, namespace: __NS__}
-spec:
-  libraries: [base, ingress]
-  extraContext: {ingressClass: haptic, httpAddress: 0.0.0.0, httpPort: 80, httpsPort: 443, statsSocket: stats.sock, hardStopAfter: 10s, timeoutHttpKeepAlive: 1s}
-  podSelector: {matchLabels: {app.kubernetes.io/name: haptic-haproxy}}
-  agent: {port: 5555, tokenSecretRef: {name: haptic-agent-token, key: token}}
-  dataplane: {driftPreventionInterval: 2s}
-`, "__NS__", e.ns)))
+	extra := map[string]any{"ingressClass": "haptic", "httpAddress": "0.0.0.0", "httpPort": 80, "httpsPort": 443,
+		"statsSocket": "stats.sock", "hardStopAfter": "10s", "timeoutHttpKeepAlive": "1s"}
+	if without["keepalive"] {
+		delete(extra, "timeoutHttpKeepAlive")
+	}
+	snippets := map[string]any{}
+	override := func(lib, snippet string, edits ...string) {
+		src := librarySnippet(t, lib, snippet)
+		for i := 0; i < len(edits); i += 2 {
+			if !strings.Contains(src, edits[i]) {
+				t.Fatalf("library %s, snippet %s: no %q to turn off", lib, snippet, edits[i])
+			}
+			src = strings.ReplaceAll(src, edits[i], edits[i+1])
+		}
+		snippets[snippet] = map[string]any{"template": src}
+	}
+	if without["idleclose"] {
+		// A later "no option" undoes it in the defaults section; the
+		// line itself stays, as the library's validation test asks.
+		override("base", "base-skeleton", "    option idle-close-on-response\n", "    option idle-close-on-response\n    no option idle-close-on-response\n")
+	}
+	if without["retry"] {
+		override("ingress", "ingress-pass",
+			`"options" (list "redispatch 1")`, `"options" (list)`,
+			`"profileLines" (list "retry-on conn-failure empty-response" "http-request disable-l7-retry if !METH_GET")`, `"profileLines" (list "retries 0")`)
+	}
+	spec := map[string]any{
+		"libraries":    []string{"base", "ingress"},
+		"extraContext": extra,
+		"podSelector":  map[string]any{"matchLabels": map[string]any{"app.kubernetes.io/name": "haptic-haproxy"}},
+		"agent":        map[string]any{"port": 5555, "tokenSecretRef": map[string]any{"name": "haptic-agent-token", "key": "token"}},
+		"dataplane":    map[string]any{"driftPreventionInterval": "2s"},
+	}
+	if len(snippets) > 0 {
+		spec["snippets"] = snippets
+	}
+	doc, err := json.Marshal(map[string]any{
+		"apiVersion": "haproxy-haptic.org/v1alpha1", "kind": "HAProxyTemplateConfig",
+		"metadata": map[string]any{"name": "haptic", "namespace": e.ns},
+		"spec":     spec,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := minicluster.SplitManifests(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := minicluster.Apply(e.ctx, e.RESTConfig(), objs); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// librarySnippet returns the template of snippet name in stock library
+// lib.
+func librarySnippet(t testing.TB, lib, name string) string {
+	t.Helper()
+	src, err := libraries.Source(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l struct {
+		Snippets map[string]struct {
+			Template string `json:"template"`
+		} `json:"snippets"`
+	}
+	if err := yaml.Unmarshal(src, &l); err != nil {
+		t.Fatalf("library %s: %v", lib, err)
+	}
+	s, ok := l.Snippets[name]
+	if !ok {
+		t.Fatalf("library %s has no snippet %s", lib, name)
+	}
+	return s.Template
 }
 
 // deployRollingBackend creates Deployment and Service name in the app

@@ -85,6 +85,9 @@ type routeBench struct {
 	// pprof is the controller's pprof address when HAPTIC_BENCH_PROFILE_DIR
 	// asks for profiles, else "".
 	pprof string
+	// mem samples the resident sets of the controller and the agent
+	// from the first served route on, by name.
+	mem map[string]*memwatch.Watcher
 }
 
 // startRouteBench starts the cluster, the HAProxy pod and the backends
@@ -121,6 +124,13 @@ func startRouteBench(b *testing.B, kind routeKind, backends ...string) *routeBen
 	}
 	rb.waitServed("first.example", 2*time.Minute)
 	rb.firstServed = time.Since(rb.started)
+	ctl, agent := rb.processes()
+	rb.mem = map[string]*memwatch.Watcher{}
+	for name, pid := range map[string]int{"controller": ctl, "agent": agent} {
+		w := memwatch.Start(memwatch.Config{PID: pid, Interval: 20 * time.Millisecond})
+		rb.mem[name] = w
+		b.Cleanup(func() { _, _ = w.Stop() })
+	}
 	return rb
 }
 
@@ -159,12 +169,12 @@ func (rb *routeBench) processes() (controller int, agent int) {
 
 // reportMemory reports the resident set now (after the run went quiet,
 // name_rss_MiB; its anonymous part, the process's own memory, as
-// name_anon_MiB) and at its peak (name_peak_rss_MiB) of the controller
-// and the agent.
+// name_anon_MiB) and at its peak (name_peak_rss_MiB: the higher of VmHWM
+// and every resident set sampled every 20 ms) of the controller and the
+// agent.
 func (rb *routeBench) reportMemory() {
-	ctl, agent := rb.processes()
-	for name, pid := range map[string]int{"controller": ctl, "agent": agent} {
-		r, err := memwatch.Read(pid)
+	for name, w := range rb.mem {
+		r, err := w.Now()
 		if err != nil {
 			rb.b.Fatalf("%s memory: %v", name, err)
 		}
@@ -536,14 +546,13 @@ func runScale(b *testing.B, kind routeKind, routes, namespaces int, churn time.D
 	servedAll := time.Since(t0)
 	setupCPU := rb.controllerCPU() - cpu0
 	rb.settle(steadyAfter)
-	ctl, agent := rb.processes()
 	steady := map[string]memwatch.Resident{}
-	for name, pid := range map[string]int{"controller": ctl, "agent": agent} {
-		r, err := memwatch.Read(pid)
+	for name, w := range rb.mem {
+		r, err := w.Now()
 		if err != nil {
 			b.Fatal(err)
 		}
-		steady[name] = r
+		steady[name] = r.Resident
 	}
 	rb.steadyHeap("scale")
 

@@ -13,7 +13,12 @@ type Resident struct {
 	// RSS is the resident set now (VmRSS).
 	RSS int64
 	// Peak is the highest resident set since the process started
-	// (VmHWM), or since it was last reset through /proc/<pid>/clear_refs.
+	// (VmHWM), or since it was last reset through /proc/<pid>/clear_refs,
+	// and never below RSS. The kernel records the high-water mark only on
+	// some of the paths that shrink the resident set (not when a process
+	// returns memory with madvise, as the Go runtime does), so VmHWM can
+	// stay below an earlier VmRSS: a [Watcher]'s report takes the maximum
+	// of both over every sample.
 	Peak int64
 	// Anon is the part of RSS that is the process's own memory (RssAnon:
 	// the Go heap, stacks, the runtime's structures); the rest is mostly
@@ -76,5 +81,6 @@ func parseStatus(b []byte) (Resident, error) {
 	if seen != 2 {
 		return Resident{}, fmt.Errorf("no VmRSS and VmHWM lines (a kernel thread?)")
 	}
+	r.Peak = max(r.Peak, r.RSS)
 	return r, nil
 }

@@ -14,6 +14,7 @@ func TestParseStatusReadsRSSAndPeakInBytes(t *testing.T) {
 		wantErr bool
 	}{
 		{name: "a process", in: "Name:\thaptic\nVmPeak:\t 2000000 kB\nVmHWM:\t  108224 kB\nVmRSS:\t   75012 kB\nRssAnon:\t   45000 kB\nRssFile:\t   30012 kB\nThreads:\t12\n", want: Resident{RSS: 75012 << 10, Peak: 108224 << 10, Anon: 45000 << 10}},
+		{name: "a high-water mark below the resident set is raised to it", in: "VmHWM:\t 900 kB\nVmRSS:\t 1000 kB\n", want: Resident{RSS: 1000 << 10, Peak: 1000 << 10}},
 		{name: "a kernel without RssAnon", in: "VmHWM:\t 2 kB\nVmRSS:\t 1 kB\n", want: Resident{RSS: 1 << 10, Peak: 2 << 10}},
 		{name: "a kernel thread has neither", in: "Name:\tkthreadd\nState:\tS (sleeping)\n", wantErr: true},
 		{name: "only one of them", in: "VmRSS:\t 1 kB\n", wantErr: true},

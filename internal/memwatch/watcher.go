@@ -21,12 +21,17 @@ type Config struct {
 	// measured the highest live heap shows what held the memory at the
 	// peak.
 	PeakProfile io.Writer
+	// PID is the process whose resident set is sampled; 0 means this
+	// process. For another process the report has no Go heap figures
+	// and PeakProfile is ignored.
+	PID int
 }
 
 // Report is what a [Watcher] saw, in bytes.
 type Report struct {
 	// Resident is the process's resident set when the watcher stopped;
-	// its Peak covers the whole life of the process.
+	// its Peak covers the whole life of the process: the higher of VmHWM
+	// and every resident set sampled (see [Resident].Peak).
 	Resident
 	// SampledRSS is the highest resident set the samples saw.
 	SampledRSS int64
@@ -45,6 +50,7 @@ type Report struct {
 // Watcher samples this process's memory until [Watcher.Stop].
 type Watcher struct {
 	cfg      Config
+	read     func(pid int) (Resident, error) // Read; a test's stand-in
 	stop     chan struct{}
 	done     chan struct{}
 	stopOnce sync.Once
@@ -64,12 +70,16 @@ var sampleNames = []string{
 	"/memory/classes/heap/released:bytes",
 }
 
-// Start starts sampling this process.
+// Start starts sampling this process, or the one of [Config].PID.
 func Start(cfg Config) *Watcher {
 	if cfg.Interval <= 0 {
 		cfg.Interval = 10 * time.Millisecond
 	}
-	w := &Watcher{cfg: cfg, stop: make(chan struct{}), done: make(chan struct{})}
+	return start(cfg, Read)
+}
+
+func start(cfg Config, read func(int) (Resident, error)) *Watcher {
+	w := &Watcher{cfg: cfg, read: read, stop: make(chan struct{}), done: make(chan struct{})}
 	w.sample(make([]metrics.Sample, len(sampleNames)))
 	go w.run()
 	return w
@@ -96,6 +106,16 @@ func (w *Watcher) run() {
 const profileStep = 1.05
 
 func (w *Watcher) sample(s []metrics.Sample) {
+	res, err := w.read(w.cfg.PID)
+	if w.cfg.PID != 0 {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if err != nil && w.err == nil {
+			w.err = err
+		}
+		w.rep.SampledRSS = max(w.rep.SampledRSS, res.RSS)
+		return
+	}
 	for i, n := range sampleNames {
 		s[i].Name = n
 	}
@@ -107,7 +127,6 @@ func (w *Watcher) sample(s []metrics.Sample) {
 		return s[i].Value.Uint64()
 	}
 	live, objects, total, released := v(0), v(1), v(2), v(3)
-	res, err := Read(0)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err != nil && w.err == nil {
@@ -130,12 +149,13 @@ func (w *Watcher) sample(s []metrics.Sample) {
 // resident set read now.
 func (w *Watcher) Now() (Report, error) {
 	w.sample(make([]metrics.Sample, len(sampleNames)))
-	res, err := Read(0)
+	res, err := w.read(w.cfg.PID)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	r := w.rep
 	r.Resident = res
 	r.SampledRSS = max(r.SampledRSS, res.RSS)
+	r.Peak = max(r.Peak, r.SampledRSS)
 	if err == nil {
 		err = w.err
 	}
@@ -161,7 +181,7 @@ func (w *Watcher) Stop() (Report, error) {
 	})
 	<-w.done
 	r, err := w.Now()
-	if first && w.cfg.PeakProfile != nil {
+	if first && w.cfg.PeakProfile != nil && w.cfg.PID == 0 {
 		w.mu.Lock()
 		_, werr := w.cfg.PeakProfile.Write(w.profile.Bytes())
 		w.mu.Unlock()
