@@ -38,6 +38,14 @@ func SupportedFeatures() []string {
 		features.SupportHTTPRoute303RedirectStatusCode,
 		features.SupportHTTPRoute307RedirectStatusCode,
 		features.SupportHTTPRoute308RedirectStatusCode,
+		features.SupportHTTPRouteNamedRouteRule,
+		features.SupportGRPCRouteNamedRouteRule,
+		features.SupportHTTPRouteBackendProtocolH2C,
+		features.SupportHTTPRouteBackendProtocolWebSocket,
+		features.SupportHTTPRouteDestinationPortMatching,
+		features.SupportHTTPRouteRequestTimeout,
+		features.SupportHTTPRouteBackendTimeout,
+		features.SupportGatewayAddressEmpty,
 	}
 	out := make([]string, 0, len(fs))
 	for _, f := range fs {
