@@ -29,9 +29,40 @@ type httpRule struct {
 	// smaller of timeouts.request and timeouts.backendRequest), 0 for the
 	// default.
 	timeoutMS int64
+	// retryOn and retries are the rule's retry policy as HAProxy's
+	// retry-on and retries say it; retryOn "" keeps the library's.
+	retryOn string
+	retries int64
+	// choices, when set, replace backend: the rule has backendRef-level
+	// filters, so each backendRef is a backend of its own (with its
+	// filters in its section) and the frontend picks one by weight.
+	choices []*choice
 	// fail, when set, makes every request of the rule answer 500
 	// (a filter HAPTIC cannot apply).
 	fail bool
+}
+
+// choice is one backendRef of a rule with backendRef-level filters:
+// backend nil means the share answers 500 (a backendRef that does not
+// resolve).
+type choice struct {
+	backend *backendSet
+	weight  int64
+}
+
+// decorate gives bs the rule's settings that HAProxy keeps per backend
+// (server timeout, retries), naming it after them.
+func (hr *httpRule) decorate(bs *backendSet) {
+	if hr.timeoutMS > 0 {
+		// HAProxy sets a server timeout in a backend only: a rule with
+		// timeouts gets a backend of its own timeout.
+		bs.TimeoutMS = hr.timeoutMS
+		bs.Name += "_t" + strconv.FormatInt(hr.timeoutMS, 10)
+	}
+	if hr.retryOn != "" {
+		bs.RetryOn, bs.Retries = hr.retryOn, hr.retries
+		bs.Name += "_r" + shortID(hr.retryOn, strconv.FormatInt(hr.retries, 10))[:8]
+	}
 }
 
 // httpMatch is one match of a rule, normalized.
@@ -148,28 +179,149 @@ func (w *world) resolveHTTPRoute(hr *gatewayv1.HTTPRoute) *route {
 		if t := rule.Timeouts; t != nil {
 			hr.timeoutMS = minTimeout(t.Request, t.BackendRequest)
 		}
+		if rule.Retry != nil {
+			var problem string
+			hr.retryOn, hr.retries, problem = retryPolicy(rule.Retry)
+			if problem != "" && r.unsupported == "" {
+				r.unsupported = problem
+			}
+		}
 		var rr []refResult
+		var actions [][]*actionIR
+		filtered := false
 		for _, b := range rule.BackendRefs {
 			res := w.resolveBackend(kindHTTP, r.ref.Namespace, b.BackendRef)
+			var acts []*actionIR
 			if res.reason == "" && len(b.Filters) > 0 {
-				// backendRef-level filters are not applied yet; the
-				// share of such a backend is answered with 500.
-				res.reason, res.msg = string(gatewayv1.RouteReasonUnsupportedValue), "backendRef filters are not supported"
+				var problem string
+				if acts, problem = backendRefActions(b.Filters); problem != "" {
+					// The share of a backendRef whose filters HAPTIC
+					// cannot apply is answered with 500.
+					res.reason, res.msg = string(gatewayv1.RouteReasonUnsupportedValue), problem
+					if r.unsupported == "" {
+						r.unsupported = problem
+					}
+				} else if len(acts) > 0 {
+					filtered = true
+				}
 			}
 			rr = append(rr, res)
+			actions = append(actions, acts)
 		}
 		results = append(results, rr...)
-		hr.backend, _ = newBackendSet("http", "be_", false, rr)
-		if hr.backend != nil && hr.timeoutMS > 0 {
-			// HAProxy sets a server timeout in a backend only: a rule
-			// with timeouts gets a backend of its own timeout.
-			hr.backend.TimeoutMS = hr.timeoutMS
-			hr.backend.Name += "_t" + strconv.FormatInt(hr.timeoutMS, 10)
+		if filtered {
+			hr.choices = ruleChoices(hr, rr, actions)
+		} else {
+			hr.backend, _ = newBackendSet("http", "be_", false, rr)
+			if hr.backend != nil {
+				hr.decorate(hr.backend)
+			}
 		}
 		r.http.rules = append(r.http.rules, hr)
 	}
 	r.resolved = resolvedRefs(results)
 	return r
+}
+
+// ruleChoices makes one backend per backendRef of a rule with
+// backendRef-level filters: the backendRef's filters go into its
+// backend's section.
+func ruleChoices(hr *httpRule, rr []refResult, actions [][]*actionIR) []*choice {
+	var out []*choice
+	for i, res := range rr {
+		if res.ref.Weight <= 0 {
+			continue
+		}
+		if res.reason != "" {
+			out = append(out, &choice{weight: res.ref.Weight})
+			continue
+		}
+		bs, _ := newBackendSet("http", "be_", false, []refResult{res})
+		if acts := actions[i]; len(acts) > 0 {
+			bs.Actions = acts
+			parts := make([]string, 0, 3*len(acts))
+			for _, a := range acts {
+				parts = append(parts, a.Kind, a.Name, a.Value)
+			}
+			bs.Name += "_f" + shortID(parts...)[:8]
+		}
+		hr.decorate(bs)
+		out = append(out, &choice{backend: bs, weight: res.ref.Weight})
+	}
+	return out
+}
+
+// backendRefActions turns the filters of one backendRef into the lines
+// of its backend's section: request and response header modifiers are
+// what a backend section can apply.
+func backendRefActions(fs []gatewayv1.HTTPRouteFilter) ([]*actionIR, string) {
+	var out []*actionIR
+	for _, f := range fs {
+		switch f.Type {
+		case gatewayv1.HTTPRouteFilterRequestHeaderModifier:
+			if p := checkHeaderFilter(f.RequestHeaderModifier); p != "" {
+				return nil, p
+			}
+			out = append(out, headerActions("req", f.RequestHeaderModifier)...)
+		case gatewayv1.HTTPRouteFilterResponseHeaderModifier:
+			if p := checkHeaderFilter(f.ResponseHeaderModifier); p != "" {
+				return nil, p
+			}
+			out = append(out, headerActions("rsp", f.ResponseHeaderModifier)...)
+		default:
+			return nil, fmt.Sprintf("backendRef filter type %q is not supported (header modifiers are)", f.Type)
+		}
+	}
+	return out, ""
+}
+
+// retryCodes are the status codes HAProxy's retry-on knows.
+var retryCodes = map[int]bool{401: true, 403: true, 404: true, 408: true, 425: true, 429: true, 500: true, 501: true, 502: true, 503: true, 504: true}
+
+// defaultRetries is HAProxy's retries when a rule's retry sets no
+// attempts.
+const defaultRetries = 3
+
+// retryPolicy turns a rule's retry into HAProxy's retry-on and retries:
+// connection failures and empty responses are always retried (the API
+// asks for connection errors), the codes HAProxy knows are added. A code
+// HAProxy cannot retry on and a backoff (HAProxy retries without delay)
+// are reported as problem; the rest of the policy still applies.
+func retryPolicy(rt *gatewayv1.HTTPRouteRetry) (on string, retries int64, problem string) {
+	on = "conn-failure empty-response"
+	seen := map[int]bool{}
+	for _, c := range rt.Codes {
+		code := int(c)
+		if seen[code] {
+			continue
+		}
+		seen[code] = true
+		if !retryCodes[code] {
+			if problem == "" {
+				problem = fmt.Sprintf("retry code %d is not supported (HAProxy retries on 401, 403, 404, 408, 425, 429, 500-504)", code)
+			}
+			continue
+		}
+	}
+	for _, code := range []int{401, 403, 404, 408, 425, 429, 500, 501, 502, 503, 504} {
+		if seen[code] {
+			on += " " + strconv.Itoa(code)
+		}
+	}
+	retries = defaultRetries
+	if rt.Attempts != nil {
+		retries = int64(*rt.Attempts)
+		if retries < 1 || retries > 100 {
+			retries = min(max(retries, 1), 100)
+			if problem == "" {
+				problem = "retry attempts must be between 1 and 100"
+			}
+		}
+	}
+	if rt.Backoff != nil && problem == "" {
+		problem = "retry backoff is not supported: HAProxy retries without delay"
+	}
+	return on, retries, problem
 }
 
 // normalizeHTTPMatch applies the API defaults and checks the values that

@@ -76,8 +76,20 @@ type candIR struct {
 // selectorIR is what a selected rule match does.
 type selectorIR struct {
 	ID      string      `json:"id"`
-	Backend string      `json:"backend"` // backend name; "" when the rule redirects
+	Backend string      `json:"backend"` // backend name; "" when the rule redirects or has choices
 	Actions []*actionIR `json:"actions"`
+	// Choices, for a rule with backendRef-level filters, pick the
+	// backend by weight: a request whose rand(Total) falls in [Lo, Hi)
+	// goes to Backend.
+	Choices []*choiceIR `json:"choices"`
+	Total   int64       `json:"total"`
+}
+
+// choiceIR is one weighted backend of a selector.
+type choiceIR struct {
+	Backend string `json:"backend"`
+	Lo      int64  `json:"lo"`
+	Hi      int64  `json:"hi"`
 }
 
 // actionIR is one HAProxy action of a selected match. Kinds:
@@ -160,7 +172,7 @@ func (c *cand) selectorID() string {
 // plain says whether a request that reaches c needs nothing but its
 // backend: then a map value names the backend directly.
 func (c *cand) plain() bool {
-	return !c.m.conditional() && len(c.rule.filters) == 0
+	return !c.m.conditional() && len(c.rule.filters) == 0 && (c.rule.fail || len(c.rule.choices) == 0)
 }
 
 func (c *cand) backendName() string {
@@ -486,7 +498,19 @@ func (b *builder) selector(c *cand, id string) *selectorIR {
 			}
 		}
 	}
-	if !redirect {
+	switch {
+	case redirect:
+	case !c.rule.fail && len(c.rule.choices) > 0:
+		for _, ch := range c.rule.choices {
+			name := backend500
+			if ch.backend != nil {
+				name = ch.backend.Name
+				b.backends[name] = ch.backend
+			}
+			s.Choices = append(s.Choices, &choiceIR{Backend: name, Lo: s.Total, Hi: s.Total + ch.weight})
+			s.Total += ch.weight
+		}
+	default:
 		s.Backend = c.backendName()
 		b.useBackend(c)
 	}
