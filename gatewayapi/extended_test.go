@@ -1,0 +1,251 @@
+package gatewayapi_test
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/haptic-io/haptic/gatewayapi"
+)
+
+const oneListener = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {namespace: infra, name: gw, generation: 1}
+spec:
+  gatewayClassName: haptic
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+`
+
+// contextOf returns the render context of infra/gw as JSON-decoded
+// values, failing when there is none.
+func contextOf(t *testing.T, m *gatewayapi.Model) map[string]any {
+	t.Helper()
+	ctx := m.RenderContext(gatewayapi.Ref{Namespace: "infra", Name: "gw"})
+	if ctx == nil {
+		t.Fatal("no render context")
+	}
+	b, err := json.Marshal(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func backendsByName(ctx map[string]any) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for _, b := range ctx["backends"].([]any) {
+		bm := b.(map[string]any)
+		out[bm["name"].(string)] = bm
+	}
+	return out
+}
+
+func selectors(ctx map[string]any) []map[string]any {
+	var out []map[string]any
+	for _, fe := range ctx["frontends"].([]any) {
+		for _, s := range fe.(map[string]any)["selectors"].([]any) {
+			out = append(out, s.(map[string]any))
+		}
+	}
+	return out
+}
+
+// TestBackendRefFiltersGetABackendEach checks that a rule whose
+// backendRefs carry header modifiers becomes a selector that picks one
+// backend per backendRef by weight, each backend with its own header
+// lines, the unresolved share going to the 500 backend.
+func TestBackendRefFiltersGetABackendEach(t *testing.T) {
+	m := build(t, oneListener+`
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: infra, name: r}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - backendRefs:
+    - name: web
+      port: 8080
+      weight: 3
+      filters:
+      - {type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: Backend, value: web}]}}
+      - {type: ResponseHeaderModifier, responseHeaderModifier: {add: [{name: X-From, value: web}], remove: [Server]}}
+    - {name: api, port: 8080, weight: 1}
+    - {name: missing, port: 8080, weight: 1}
+    - {name: api, port: 8080, weight: 0, filters: [{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: X, value: "0"}]}}]}
+`)
+	ctx := contextOf(t, m)
+	sels := selectors(ctx)
+	if len(sels) != 1 {
+		t.Fatalf("selectors: %v, want one", sels)
+	}
+	s := sels[0]
+	if s["backend"] != "" || s["total"] != float64(5) {
+		t.Fatalf("selector backend %q total %v, want \"\" and 5", s["backend"], s["total"])
+	}
+	var picks []string
+	for _, c := range s["choices"].([]any) {
+		cm := c.(map[string]any)
+		picks = append(picks, cm["backend"].(string)+" "+jsonOf(cm["lo"])+"-"+jsonOf(cm["hi"]))
+	}
+	bes := backendsByName(ctx)
+	var web string
+	for n := range bes {
+		if strings.HasPrefix(n, "be_infra_web_8080_f") {
+			web = n
+		}
+	}
+	if web == "" {
+		t.Fatalf("backends %v: want one be_infra_web_8080_f… with the filters", bes)
+	}
+	want := []string{web + " 0-3", "be_infra_api_8080 3-4", "haptic-500 4-5"}
+	if diff := cmp.Diff(want, picks); diff != "" {
+		t.Errorf("choices (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(`[{"code":0,"format":"","kind":"req-set","n":0,"name":"Backend","value":"web"},{"code":0,"format":"","kind":"rsp-add","n":0,"name":"X-From","value":"web"},{"code":0,"format":"","kind":"rsp-del","n":0,"name":"Server","value":""}]`, jsonOf(bes[web]["actions"])); diff != "" {
+		t.Errorf("actions of %s (-want +got):\n%s", web, diff)
+	}
+	if got := jsonOf(bes["be_infra_api_8080"]["actions"]); got != "[]" {
+		t.Errorf("be_infra_api_8080 actions %s, want none", got)
+	}
+	got := summary(m.Statuses(programmed))
+	if !strings.Contains(got, "HTTPRoute infra/r parent gw: Accepted=True/Accepted ResolvedRefs=False/BackendNotFound") {
+		t.Errorf("statuses:\n%s\nwant the route Accepted, ResolvedRefs False BackendNotFound", got)
+	}
+}
+
+// TestBackendRefFiltersOtherThanHeadersAreRefused checks that a
+// backendRef filter a backend section cannot apply makes that share
+// answer 500 and the route UnsupportedValue.
+func TestBackendRefFiltersOtherThanHeadersAreRefused(t *testing.T) {
+	m := build(t, oneListener+`
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: infra, name: r}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - backendRefs:
+    - {name: web, port: 8080, filters: [{type: URLRewrite, urlRewrite: {hostname: x.test}}]}
+`)
+	got := summary(m.Statuses(programmed))
+	if !strings.Contains(got, "HTTPRoute infra/r parent gw: Accepted=False/UnsupportedValue") {
+		t.Errorf("statuses:\n%s\nwant the route UnsupportedValue", got)
+	}
+	if got := mapsOf(contextOf(t, m)); !strings.Contains(got, "gw-paths-prefix.map: http|*/ haptic-500") {
+		t.Errorf("maps:\n%s\nwant / answered by haptic-500", got)
+	}
+}
+
+// TestRetryBecomesABackendOfItsOwn checks the retry policy's HAProxy
+// form: retry-on with connection failures and the listed codes, retries
+// from attempts (3 when unset), one backend per policy; a code HAProxy
+// cannot retry on, or a backoff, is reported.
+func TestRetryBecomesABackendOfItsOwn(t *testing.T) {
+	m := build(t, oneListener+`
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: infra, name: r}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /a}}]
+    retry: {codes: [503, 500, 500], attempts: 2}
+    backendRefs: [{name: web, port: 8080}]
+  - matches: [{path: {type: PathPrefix, value: /b}}]
+    retry: {}
+    timeouts: {request: 2s}
+    backendRefs: [{name: web, port: 8080}]
+  - backendRefs: [{name: web, port: 8080}]
+`)
+	ctx := contextOf(t, m)
+	var got []string
+	for n, b := range backendsByName(ctx) {
+		got = append(got, strings.Join([]string{n[:min(len(n), 19)], b["retryOn"].(string), jsonOf(b["retries"]), jsonOf(b["timeoutMS"])}, "|"))
+	}
+	want := []string{
+		"be_infra_web_8080_r|conn-failure empty-response 500 503|2|0",
+		"be_infra_web_8080_t|conn-failure empty-response|3|2000",
+		"be_infra_web_8080||0|0",
+	}
+	if diff := cmp.Diff(want, sorted(got)); diff != "" {
+		t.Errorf("backends (-want +got):\n%s", diff)
+	}
+	if s := summary(m.Statuses(programmed)); !strings.Contains(s, "HTTPRoute infra/r parent gw: Accepted=True/Accepted") {
+		t.Errorf("statuses:\n%s\nwant the route Accepted", s)
+	}
+
+	for _, retry := range []string{"{codes: [500, 418]}", "{codes: [500], backoff: 100ms}"} {
+		m := build(t, oneListener+`
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: infra, name: r}
+spec:
+  parentRefs: [{name: gw}]
+  rules: [{retry: `+retry+`, backendRefs: [{name: web, port: 8080}]}]
+`)
+		if s := summary(m.Statuses(programmed)); !strings.Contains(s, "HTTPRoute infra/r parent gw: Accepted=False/UnsupportedValue") {
+			t.Errorf("retry %s: statuses:\n%s\nwant the route UnsupportedValue", retry, s)
+		}
+		if b := jsonOf(backendsByName(contextOf(t, m))); !strings.Contains(b, `"retryOn":"conn-failure empty-response 500"`) {
+			t.Errorf("retry %s: backends %s, want the supported part still applied", retry, b)
+		}
+	}
+}
+
+// TestInvalidParametersRefRejectsTheGateway checks that a Gateway whose
+// infrastructure names a parameters resource (HAPTIC reads none) is
+// Accepted False InvalidParameters and not served.
+func TestInvalidParametersRefRejectsTheGateway(t *testing.T) {
+	m := build(t, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {namespace: infra, name: gw, generation: 1}
+spec:
+  gatewayClassName: haptic
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+  infrastructure:
+    labels: {a: b}
+    parametersRef: {group: invalid.io, kind: InvalidParameters, name: invalid}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {namespace: infra, name: meta, generation: 1}
+spec:
+  gatewayClassName: haptic
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+  infrastructure: {labels: {a: b}}
+`)
+	s := summary(m.Statuses(programmed))
+	if !strings.Contains(s, "Gateway infra/gw: Accepted=False/InvalidParameters Programmed=False/Invalid") {
+		t.Errorf("statuses:\n%s\nwant infra/gw Accepted False InvalidParameters", s)
+	}
+	if !strings.Contains(s, "Gateway infra/meta: Accepted=True/Accepted") {
+		t.Errorf("statuses:\n%s\nwant infra/meta (labels only) Accepted", s)
+	}
+	if diff := cmp.Diff([]gatewayapi.Ref{{Namespace: "infra", Name: "meta"}}, m.Gateways()); diff != "" {
+		t.Errorf("Gateways (-want +got):\n%s", diff)
+	}
+}
+
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func sorted(s []string) []string {
+	out := append([]string(nil), s...)
+	sort.Strings(out)
+	return out
+}
