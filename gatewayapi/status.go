@@ -46,6 +46,10 @@ func SupportedFeatures() []string {
 		features.SupportHTTPRouteRequestTimeout,
 		features.SupportHTTPRouteBackendTimeout,
 		features.SupportGatewayAddressEmpty,
+		features.SupportHTTPRouteBackendRequestHeaderModification,
+		features.SupportHTTPRouteRetry,
+		features.SupportGatewayInfrastructure,
+		features.SupportGatewayHTTPSListenerDetectMisdirectedRequests,
 	}
 	out := make([]string, 0, len(fs))
 	for _, f := range fs {

@@ -201,3 +201,85 @@ spec: {ports: [{name: https, port: 8443}]}
 		})
 	}
 }
+
+// TestGatewayHTTPSMisdirectedRequestsAnswer421 checks that on an HTTPS
+// port with several listeners a request whose Host belongs to another
+// listener than its SNI is answered 421, the cases of the conformance
+// test HTTPRouteHTTPSListenerDetectMisdirectedRequests.
+func TestGatewayHTTPSMisdirectedRequestsAnswer421(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real HAProxy; skipped with -short")
+	}
+	crt, key := selfSigned(t, "example.org", "second-example.org", "*.wildcard.org", "unknown-example.org")
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(crt)
+	f := newGatewayFixture(t, secretManifest("c", crt, key)+`---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {namespace: t, name: gw, generation: 1}
+spec:
+  gatewayClassName: haptic
+  listeners:
+  - {name: https, port: 443, protocol: HTTPS, tls: {certificateRefs: [{name: c}]}}
+  - {name: named, port: 443, protocol: HTTPS, hostname: second-example.org, tls: {certificateRefs: [{name: c}]}}
+  - {name: wild, port: 443, protocol: HTTPS, hostname: "*.wildcard.org", tls: {certificateRefs: [{name: c}]}}
+  - {name: fourth, port: 443, protocol: HTTPS, hostname: fourth-example.wildcard.org, tls: {certificateRefs: [{name: c}]}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: t, name: r1}
+spec:
+  parentRefs: [{name: gw, sectionName: https}]
+  hostnames: [example.org]
+  rules: [{backendRefs: [{name: v1, port: 8080}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: t, name: r2}
+spec:
+  parentRefs: [{name: gw, sectionName: named}]
+  rules: [{backendRefs: [{name: v2, port: 8080}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: t, name: r3}
+spec:
+  parentRefs: [{name: gw, sectionName: wild}]
+  rules: [{backendRefs: [{name: v3, port: 8080}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: t, name: r4}
+spec:
+  parentRefs: [{name: gw, sectionName: fourth}]
+  rules: [{backendRefs: [{name: v1, port: 8080}]}]
+`)
+	f.services(1, "v1", "v2", "v3")
+	for _, series := range []string{"3.0", "3.2", "3.4"} {
+		t.Run(series, func(t *testing.T) {
+			off, _, _ := f.start(series, 443)
+			for _, tc := range []struct {
+				sni, host string
+				status    int
+				backend   string
+			}{
+				{"example.org", "example.org", 200, "v1"},
+				{"example.org", "second-example.org", 421, ""},
+				{"example.org", "unknown-example.org", 404, ""},
+				{"second-example.org", "second-example.org", 200, "v2"},
+				{"second-example.org", "example.org", 421, ""},
+				{"third.wildcard.org", "fifth.wildcard.org", 200, "v3"},
+				{"third.wildcard.org", "fourth-example.wildcard.org", 421, ""},
+				{"fourth-example.wildcard.org", "fourth-example.wildcard.org", 200, "v1"},
+				{"fourth-example.wildcard.org", "fifth.wildcard.org", 421, ""},
+				{"unknown-example.org", "example.org", 200, "v1"},
+				{"unknown-example.org", "unknown-example.org", 404, ""},
+			} {
+				status, backend, _ := httpsGet(t, 443+off, tc.sni, tc.host, "/", roots)
+				if status != tc.status || backend != tc.backend {
+					t.Errorf("GET https://%s/ (SNI %s): %d from %q, want %d from %q", tc.host, tc.sni, status, backend, tc.status, tc.backend)
+				}
+			}
+		})
+	}
+}
