@@ -110,7 +110,7 @@ spec:
 	if diff := cmp.Diff(want, picks); diff != "" {
 		t.Errorf("choices (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(`[{"code":0,"format":"","kind":"req-set","n":0,"name":"Backend","value":"web"},{"code":0,"format":"","kind":"rsp-add","n":0,"name":"X-From","value":"web"},{"code":0,"format":"","kind":"rsp-del","n":0,"name":"Server","value":""}]`, jsonOf(bes[web]["actions"])); diff != "" {
+	if diff := cmp.Diff(`[{"code":0,"format":"","headers":[],"kind":"req-set","n":0,"name":"Backend","value":"web"},{"code":0,"format":"","headers":[],"kind":"rsp-add","n":0,"name":"X-From","value":"web"},{"code":0,"format":"","headers":[],"kind":"rsp-del","n":0,"name":"Server","value":""}]`, jsonOf(bes[web]["actions"])); diff != "" {
 		t.Errorf("actions of %s (-want +got):\n%s", web, diff)
 	}
 	if got := jsonOf(bes["be_infra_api_8080"]["actions"]); got != "[]" {
@@ -248,4 +248,53 @@ func sorted(s []string) []string {
 	out := append([]string(nil), s...)
 	sort.Strings(out)
 	return out
+}
+
+// TestCORSFilterBecomesOriginPreflightAndResponseLines checks the CORS
+// filter's actions: the origin expression (exact origins quoted, a
+// wildcard host matching one or more labels), the preflight's headers
+// (echoing wildcards, max-age 5 by default) and the response's.
+func TestCORSFilterBecomesOriginPreflightAndResponseLines(t *testing.T) {
+	m := build(t, oneListener+`
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: infra, name: r}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - filters:
+    - type: CORS
+      cors:
+        allowOrigins: ["https://www.foo.com", "https://*.bar.com"]
+        allowMethods: ["*"]
+        allowHeaders: [x-a]
+        exposeHeaders: ["*"]
+        allowCredentials: true
+    backendRefs: [{name: web, port: 8080}]
+`)
+	sels := selectors(contextOf(t, m))
+	if len(sels) != 1 {
+		t.Fatalf("selectors %v, want one", sels)
+	}
+	want := `[{"code":0,"format":"","headers":[],"kind":"cors-origin","n":0,"name":"","value":"^(https://www\\.foo\\.com|https://[^/]+\\.bar\\.com)$"},` +
+		`{"code":0,"format":"","headers":[{"key":"Access-Control-Allow-Origin","value":"%[var(txn.cors)]"},{"key":"Access-Control-Allow-Methods","value":"%[req.hdr(access-control-request-method)]"},{"key":"Access-Control-Allow-Headers","value":"x-a"},{"key":"Access-Control-Max-Age","value":"5"},{"key":"Access-Control-Allow-Credentials","value":"true"}],"kind":"cors-preflight","n":0,"name":"","value":""},` +
+		`{"code":0,"format":"","headers":[{"key":"Access-Control-Allow-Origin","value":"%[var(txn.cors)]"},{"key":"Access-Control-Allow-Credentials","value":"true"}],"kind":"cors-response","n":0,"name":"","value":""},` +
+		`{"code":0,"format":"","headers":[],"kind":"rsp-add","n":0,"name":"Vary","value":"Origin"}]`
+	if diff := cmp.Diff(want, jsonOf(sels[0]["actions"])); diff != "" {
+		t.Errorf("actions (-want +got):\n%s", diff)
+	}
+
+	bad := build(t, oneListener+`
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: infra, name: r}
+spec:
+  parentRefs: [{name: gw}]
+  rules: [{filters: [{type: CORS, cors: {allowOrigins: ["https://a.*.com"]}}], backendRefs: [{name: web, port: 8080}]}]
+`)
+	if s := summary(bad.Statuses(programmed)); !strings.Contains(s, "HTTPRoute infra/r parent gw: Accepted=False/UnsupportedValue") {
+		t.Errorf("statuses:\n%s\nwant an origin with an inner wildcard refused", s)
+	}
 }

@@ -2,6 +2,7 @@ package gatewayapi
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -423,6 +424,8 @@ func checkFilter(f gatewayv1.HTTPRouteFilter) string {
 			return "redirect statusCode is not supported"
 		}
 		return checkPathModifier(rd.Path)
+	case gatewayv1.HTTPRouteFilterCORS:
+		return checkCORS(f.CORS)
 	case gatewayv1.HTTPRouteFilterURLRewrite:
 		rw := f.URLRewrite
 		if rw == nil {
@@ -434,6 +437,122 @@ func checkFilter(f gatewayv1.HTTPRouteFilter) string {
 		return checkPathModifier(rw.Path)
 	}
 	return fmt.Sprintf("filter type %q is not supported", f.Type)
+}
+
+// checkCORS says why a CORS filter cannot be applied.
+func checkCORS(c *gatewayv1.HTTPCORSFilter) string {
+	if c == nil {
+		return "cors is missing"
+	}
+	for _, o := range c.AllowOrigins {
+		if !safeOrigin(string(o)) {
+			return fmt.Sprintf("cors origin %.64q is not scheme://host[:port] or *", string(o))
+		}
+	}
+	for _, m := range c.AllowMethods {
+		if m != "*" && !methods[string(m)] {
+			return fmt.Sprintf("cors method %.32q is not supported", string(m))
+		}
+	}
+	for _, h := range append(append([]gatewayv1.HTTPHeaderName(nil), c.AllowHeaders...), c.ExposeHeaders...) {
+		if h != "*" && !safeHeaderName(string(h)) {
+			return fmt.Sprintf("cors header %.64q is not supported", string(h))
+		}
+	}
+	return ""
+}
+
+// safeOrigin says whether o is "*" or an origin (a scheme, "://", a host
+// that may start with "*." and an optional port) of characters safe in a
+// regular expression once quoted.
+func safeOrigin(o string) bool {
+	if o == "*" {
+		return true
+	}
+	scheme, rest, ok := strings.Cut(o, "://")
+	if !ok || scheme == "" || rest == "" || len(o) > 253 {
+		return false
+	}
+	for i := 0; i < len(o); i++ {
+		c := o[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(".-:/*", c) >= 0) {
+			return false
+		}
+	}
+	return !strings.Contains(strings.TrimPrefix(rest, "*."), "*")
+}
+
+// corsActions are the lines of a CORS filter: an allowed Origin is kept
+// in txn.cors; a preflight (OPTIONS with Access-Control-Request-Method)
+// from it is answered 204 with the allow headers; other responses to it
+// get Access-Control-Allow-Origin and the rest. The origin is echoed
+// (never "*"), which is right with and without credentials; wildcard
+// methods and headers echo what the preflight asks for.
+func corsActions(c *gatewayv1.HTTPCORSFilter) []*actionIR {
+	var alts []string
+	for _, o := range c.AllowOrigins {
+		switch {
+		case o == "*":
+			alts = append(alts, ".+")
+		case strings.Contains(string(o), "://*."):
+			scheme, host, _ := strings.Cut(string(o), "://*.")
+			alts = append(alts, regexp.QuoteMeta(scheme)+"://[^/]+\\."+regexp.QuoteMeta(host))
+		default:
+			alts = append(alts, regexp.QuoteMeta(string(o)))
+		}
+	}
+	if len(alts) == 0 {
+		return nil // no origin allowed: no CORS header is ever sent
+	}
+	creds := c.AllowCredentials != nil && *c.AllowCredentials
+	var pre, rsp []mapEntryIR
+	origin := mapEntryIR{Key: "Access-Control-Allow-Origin", Value: "%[var(txn.cors)]"}
+	pre = append(pre, origin)
+	rsp = append(rsp, origin)
+	if ms := corsList(c.AllowMethods, "%[req.hdr(access-control-request-method)]"); ms != "" {
+		pre = append(pre, mapEntryIR{Key: "Access-Control-Allow-Methods", Value: ms})
+	}
+	if hs := corsList(c.AllowHeaders, "%[req.fhdr(access-control-request-headers)]"); hs != "" {
+		pre = append(pre, mapEntryIR{Key: "Access-Control-Allow-Headers", Value: hs})
+	}
+	wildExpose := "*"
+	if creds {
+		wildExpose = "" // "*" means a literal header name with credentials
+	}
+	if eh := corsList(c.ExposeHeaders, wildExpose); eh != "" {
+		pre = append(pre, mapEntryIR{Key: "Access-Control-Expose-Headers", Value: eh})
+		rsp = append(rsp, mapEntryIR{Key: "Access-Control-Expose-Headers", Value: eh})
+	}
+	maxAge := int64(c.MaxAge)
+	if maxAge <= 0 {
+		maxAge = 5
+	}
+	pre = append(pre, mapEntryIR{Key: "Access-Control-Max-Age", Value: strconv.FormatInt(maxAge, 10)})
+	if creds {
+		cr := mapEntryIR{Key: "Access-Control-Allow-Credentials", Value: "true"}
+		pre = append(pre, cr)
+		rsp = append(rsp, cr)
+	}
+	return []*actionIR{
+		{Kind: "cors-origin", Value: "^(" + strings.Join(alts, "|") + ")$"},
+		{Kind: "cors-preflight", Headers: pre},
+		{Kind: "cors-response", Headers: rsp},
+		// The answer depends on the Origin: caches must know.
+		{Kind: "rsp-add", Name: "Vary", Value: "Origin"},
+	}
+}
+
+// corsList joins a CORS list with ", "; a "*" in it gives wild instead
+// (what the request asked for, or "*").
+func corsList[T ~string](l []T, wild string) string {
+	var out []string
+	for _, x := range l {
+		if x == "*" {
+			return wild
+		}
+		out = append(out, string(x))
+	}
+	return strings.Join(out, ", ")
 }
 
 var redirectCodes = map[int]bool{301: true, 302: true, 303: true, 307: true, 308: true}

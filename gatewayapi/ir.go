@@ -96,7 +96,10 @@ type choiceIR struct {
 // req-set, req-add, req-del, rsp-set, rsp-add, rsp-del (Name, Value),
 // redirect (Format, Code), rest (N: keep the path after N bytes in
 // txn.rest), path-full (Value), path-prefix (Format when txn.rest is not
-// empty, Value when it is).
+// empty, Value when it is), cors-origin (Value: the regular expression
+// an allowed Origin matches; it is kept in txn.cors), cors-preflight
+// (Headers of the answer to a preflight from an allowed origin),
+// cors-response (Headers added to the response to an allowed origin).
 type actionIR struct {
 	Kind   string `json:"kind"`
 	Name   string `json:"name,omitempty"`
@@ -104,6 +107,9 @@ type actionIR struct {
 	Format string `json:"format,omitempty"`
 	Code   int64  `json:"code,omitempty"`
 	N      int64  `json:"n,omitempty"`
+	// Headers are the header lines of the CORS kinds: name and a
+	// log-format value.
+	Headers []mapEntryIR `json:"headers,omitempty"`
 }
 
 // Static backends of the library: the ones a map value may name besides
@@ -483,6 +489,8 @@ func (b *builder) selector(c *cand, id string) *selectorIR {
 		case gatewayv1.HTTPRouteFilterRequestRedirect:
 			redirect = true
 			s.Actions = append(s.Actions, redirectActions(c, f.RequestRedirect)...)
+		case gatewayv1.HTTPRouteFilterCORS:
+			s.Actions = append(s.Actions, corsActions(f.CORS)...)
 		case gatewayv1.HTTPRouteFilterURLRewrite:
 			rw := f.URLRewrite
 			if rw.Hostname != nil {

@@ -84,7 +84,11 @@ func (b *backendSet) shape() map[string]any {
 func actionsShape(as []*actionIR) []any {
 	out := make([]any, 0, len(as))
 	for _, a := range as {
-		out = append(out, map[string]any{"kind": a.Kind, "name": a.Name, "value": a.Value, "format": a.Format, "code": a.Code, "n": a.N})
+		hs := make([]any, 0, len(a.Headers))
+		for _, h := range a.Headers {
+			hs = append(hs, map[string]any{"key": h.Key, "value": h.Value})
+		}
+		out = append(out, map[string]any{"kind": a.Kind, "name": a.Name, "value": a.Value, "format": a.Format, "code": a.Code, "n": a.N, "headers": hs})
 	}
 	return out
 }

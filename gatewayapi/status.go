@@ -50,6 +50,7 @@ func SupportedFeatures() []string {
 		features.SupportHTTPRouteRetry,
 		features.SupportGatewayInfrastructure,
 		features.SupportGatewayHTTPSListenerDetectMisdirectedRequests,
+		features.SupportHTTPRouteCORS,
 	}
 	out := make([]string, 0, len(fs))
 	for _, f := range fs {

@@ -2,6 +2,7 @@ package libraries_test
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -316,6 +317,93 @@ func TestGatewayRetryRetriesTheRuleCodes(t *testing.T) {
 				if a := do(t, off, request{host: "r.test", path: path}); a.status != tc.want {
 					t.Errorf("GET %s: %d, want %d", path, a.status, tc.want)
 				}
+			}
+		})
+	}
+}
+
+// TestGatewayCORSAnswersPreflightsAndMarksResponses checks the CORS
+// filter on every series: a preflight from an allowed origin (exact or
+// wildcard) is answered 204 with the allow headers, one from another
+// origin reaches the backend without them; responses to an allowed
+// origin carry Access-Control-Allow-Origin (and credentials when set).
+func TestGatewayCORSAnswersPreflightsAndMarksResponses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real HAProxy; skipped with -short")
+	}
+	f := newGatewayFixture(t, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {namespace: t, name: gw, generation: 1}
+spec:
+  gatewayClassName: haptic
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: t, name: cors}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /one}}]
+    filters:
+    - type: CORS
+      cors:
+        allowOrigins: ["https://www.foo.com", "https://*.bar.com"]
+        allowMethods: [GET, OPTIONS]
+        allowHeaders: [x-header-1, x-header-2]
+        exposeHeaders: [x-header-3]
+        allowCredentials: true
+        maxAge: 3600
+    backendRefs: [{name: web, port: 8080}]
+  - matches: [{path: {type: PathPrefix, value: /any}}]
+    filters: [{type: CORS, cors: {allowOrigins: ["*"], allowMethods: ["*"], allowHeaders: ["*"]}}]
+    backendRefs: [{name: web, port: 8080}]
+`)
+	f.services(1, "web")
+	for _, series := range []string{"3.0", "3.2", "3.4"} {
+		t.Run(series, func(t *testing.T) {
+			off, _, _ := f.start(series, 80)
+			preflight := func(path, origin, method, headers string) answer {
+				h := map[string]string{"Origin": origin, "Access-Control-Request-Method": method}
+				if headers != "" {
+					h["Access-Control-Request-Headers"] = headers
+				}
+				return do(t, off, request{method: http.MethodOptions, host: "c.test", path: path, headers: h})
+			}
+			for _, origin := range []string{"https://www.foo.com", "https://a.b.bar.com"} {
+				a := preflight("/one", origin, "GET", "x-header-1")
+				want := map[string]string{
+					"Access-Control-Allow-Origin": origin, "Access-Control-Allow-Methods": "GET, OPTIONS",
+					"Access-Control-Allow-Headers": "x-header-1, x-header-2", "Access-Control-Expose-Headers": "x-header-3",
+					"Access-Control-Max-Age": "3600", "Access-Control-Allow-Credentials": "true",
+				}
+				if a.status != 204 || a.backend != "" {
+					t.Errorf("preflight from %s: %d from %q, want 204 from HAProxy", origin, a.status, a.backend)
+				}
+				for k, v := range want {
+					if got := a.header.Get(k); got != v {
+						t.Errorf("preflight from %s: %s %q, want %q", origin, k, got, v)
+					}
+				}
+			}
+			for _, origin := range []string{"https://foobar.com", "https://bar.com", "http://www.foo.com"} {
+				if a := preflight("/one", origin, "GET", ""); a.backend != "web" || a.header.Get("Access-Control-Allow-Origin") != "" {
+					t.Errorf("preflight from %s: %d from %q with Allow-Origin %q, want the backend's answer without it", origin, a.status, a.backend, a.header.Get("Access-Control-Allow-Origin"))
+				}
+			}
+			a := do(t, off, request{host: "c.test", path: "/one", headers: map[string]string{"Origin": "https://www.foo.com"}})
+			if a.status != 200 || a.backend != "web" || a.header.Get("Access-Control-Allow-Origin") != "https://www.foo.com" || a.header.Get("Access-Control-Allow-Credentials") != "true" || a.header.Get("Vary") != "Origin" {
+				t.Errorf("GET from an allowed origin: %d from %q, headers %v, want 200 from web with Allow-Origin, Allow-Credentials, Vary", a.status, a.backend, a.header)
+			}
+			a = do(t, off, request{host: "c.test", path: "/one", headers: map[string]string{"Origin": "https://evil.com"}})
+			if a.status != 200 || a.header.Get("Access-Control-Allow-Origin") != "" {
+				t.Errorf("GET from another origin: %d, Allow-Origin %q, want 200 without it", a.status, a.header.Get("Access-Control-Allow-Origin"))
+			}
+			a = preflight("/any", "https://x.test:8443", "PUT", "x-a, x-b")
+			if a.status != 204 || a.header.Get("Access-Control-Allow-Origin") != "https://x.test:8443" || a.header.Get("Access-Control-Allow-Methods") != "PUT" ||
+				a.header.Get("Access-Control-Allow-Headers") != "x-a, x-b" || a.header.Get("Access-Control-Allow-Credentials") != "" || a.header.Get("Access-Control-Max-Age") != "5" {
+				t.Errorf("wildcard preflight: %d, headers %v, want 204 echoing origin, method and headers, max-age 5, no credentials", a.status, a.header)
 			}
 		})
 	}
