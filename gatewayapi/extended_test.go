@@ -298,3 +298,51 @@ spec:
 		t.Errorf("statuses:\n%s\nwant an origin with an inner wildcard refused", s)
 	}
 }
+
+// TestTLSTerminateListeners checks TLS listeners with mode Terminate:
+// accepted for TLSRoutes with their certificates on the frontend, in
+// conflict (ProtocolConflict) with a passthrough listener on the same
+// port, and without certificateRefs not programmed.
+func TestTLSTerminateListeners(t *testing.T) {
+	m := build(t, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {namespace: infra, name: gw, generation: 1}
+spec:
+  gatewayClassName: haptic
+  listeners:
+  - {name: term, port: 8443, protocol: TLS, hostname: t.example.com, tls: {mode: Terminate, certificateRefs: [{name: cert}]}}
+  - {name: mixed-term, port: 9443, protocol: TLS, hostname: a.example.com, tls: {mode: Terminate, certificateRefs: [{name: cert}]}}
+  - {name: mixed-pass, port: 9443, protocol: TLS, hostname: b.example.com, tls: {mode: Passthrough}}
+  - {name: nocert, port: 7443, protocol: TLS, tls: {mode: Terminate}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TLSRoute
+metadata: {namespace: infra, name: r}
+spec:
+  parentRefs: [{name: gw, sectionName: term}]
+  hostnames: [t.example.com]
+  rules: [{backendRefs: [{name: web, port: 8080}]}]
+---
+`+tlsSecret(t, "infra", "cert"))
+	s := summary(m.Statuses(programmed))
+	for _, want := range []string{
+		"Gateway infra/gw listener term: attached=1 kinds=TLSRoute Accepted=True/Accepted Conflicted=False/NoConflicts Programmed=True/Programmed ResolvedRefs=True/ResolvedRefs",
+		"Gateway infra/gw listener mixed-term: attached=0 kinds= Accepted=False/ProtocolConflict Conflicted=True/ProtocolConflict",
+		"Gateway infra/gw listener mixed-pass: attached=0 kinds= Accepted=False/ProtocolConflict Conflicted=True/ProtocolConflict",
+		"Gateway infra/gw listener nocert: attached=0 kinds=TLSRoute Accepted=True/Accepted Conflicted=False/NoConflicts Programmed=False/Invalid ResolvedRefs=False/InvalidCertificateRef",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("statuses:\n%s\nwant the line %q", s, want)
+		}
+	}
+	var fe map[string]any
+	for _, f := range contextOf(t, m)["frontends"].([]any) {
+		if f.(map[string]any)["port"] == float64(8443) {
+			fe = f.(map[string]any)
+		}
+	}
+	if fe == nil || fe["protocol"] != "TLS" || fe["terminate"] != true || len(fe["certs"].([]any)) != 1 {
+		t.Errorf("frontend of port 8443: %v, want a TLS frontend that terminates with one certificate", fe)
+	}
+}

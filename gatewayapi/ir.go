@@ -43,9 +43,11 @@ type mapEntryIR struct {
 
 // frontendIR is one listening port.
 type frontendIR struct {
-	Name      string        `json:"name"`
-	Port      int32         `json:"port"`
-	Protocol  string        `json:"protocol"` // HTTP, HTTPS or TLS
+	Name     string `json:"name"`
+	Port     int32  `json:"port"`
+	Protocol string `json:"protocol"` // HTTP, HTTPS or TLS
+	// Terminate is true for a TLS port whose listeners terminate TLS.
+	Terminate bool          `json:"terminate"`
 	Listeners []string      `json:"listeners"`
 	Certs     []crtLine     `json:"certs"`
 	Groups    []*groupIR    `json:"groups"`
@@ -245,7 +247,7 @@ func (g *gateway) buildContext() map[string]any {
 		}
 		fe := byPort[l.port]
 		if fe == nil {
-			fe = &frontendIR{Name: "gw-" + itoa(l.port), Port: l.port, Protocol: l.protocol, Listeners: []string{}, Certs: []crtLine{}, Groups: []*groupIR{}, Selectors: []*selectorIR{}}
+			fe = &frontendIR{Name: "gw-" + itoa(l.port), Port: l.port, Protocol: l.protocol, Terminate: l.terminate, Listeners: []string{}, Certs: []crtLine{}, Groups: []*groupIR{}, Selectors: []*selectorIR{}}
 			byPort[l.port] = fe
 			ports = append(ports, l.port)
 		}
@@ -256,7 +258,7 @@ func (g *gateway) buildContext() map[string]any {
 	for _, p := range ports {
 		fe := byPort[p]
 		sort.Strings(fe.Listeners)
-		if fe.Protocol == "HTTPS" {
+		if fe.Protocol == "HTTPS" || fe.Terminate {
 			fe.Certs = certLines(g.listeners, p)
 		}
 		b.ctx.Frontends = append(b.ctx.Frontends, fe)

@@ -51,6 +51,7 @@ func SupportedFeatures() []string {
 		features.SupportGatewayInfrastructure,
 		features.SupportGatewayHTTPSListenerDetectMisdirectedRequests,
 		features.SupportHTTPRouteCORS,
+		features.SupportTLSRouteModeTerminate,
 	}
 	out := make([]string, 0, len(fs))
 	for _, f := range fs {

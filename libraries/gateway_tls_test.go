@@ -283,3 +283,64 @@ spec:
 		})
 	}
 }
+
+// TestGatewayTLSTerminateForwardsTheClearStream checks a TLS listener
+// with mode Terminate on every series: HAProxy ends TLS with the
+// listener's certificate and forwards the clear bytes to the TLSRoute's
+// backend chosen by SNI (here a plain HTTP server); an SNI no route
+// names is closed.
+func TestGatewayTLSTerminateForwardsTheClearStream(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real HAProxy; skipped with -short")
+	}
+	crt, key := selfSigned(t, "*.term.test")
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(crt)
+	f := newGatewayFixture(t, secretManifest("c", crt, key)+`---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {namespace: t, name: gw, generation: 1}
+spec:
+  gatewayClassName: haptic
+  listeners:
+  - {name: tls, port: 8443, protocol: TLS, hostname: "*.term.test", tls: {mode: Terminate, certificateRefs: [{name: c}]}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TLSRoute
+metadata: {namespace: t, name: a}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [a.term.test]
+  rules: [{backendRefs: [{name: clear-a, port: 8080}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TLSRoute
+metadata: {namespace: t, name: b}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [b.term.test]
+  rules: [{backendRefs: [{name: clear-b, port: 8080}]}]
+`)
+	f.services(1, "clear-a", "clear-b")
+	for _, series := range []string{"3.0", "3.2", "3.4"} {
+		t.Run(series, func(t *testing.T) {
+			off, _, _ := f.start(series, 8443)
+			for _, tc := range []struct{ sni, backend string }{{"a.term.test", "clear-a"}, {"b.term.test", "clear-b"}} {
+				status, backend, cert := httpsGet(t, 8443+off, tc.sni, tc.sni, "/", roots)
+				if status != 200 || backend != tc.backend || cert != "*.term.test" {
+					t.Errorf("GET https://%s/: %d from %q with certificate %q, want 200 from %q with the listener's", tc.sni, status, backend, cert, tc.backend)
+				}
+			}
+			conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", fmt.Sprintf("127.0.0.1:%d", 8443+off), &tls.Config{ServerName: "c.term.test", RootCAs: roots})
+			if err != nil {
+				t.Fatalf("handshake for c.term.test: %v (the listener's certificate covers it)", err)
+			}
+			defer conn.Close()
+			_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+			_, _ = conn.Write([]byte("GET / HTTP/1.1\r\nHost: c.term.test\r\n\r\n"))
+			if n, err := conn.Read(make([]byte, 1)); n != 0 || err == nil {
+				t.Errorf("c.term.test (no route): read %d bytes, err %v, want the connection closed", n, err)
+			}
+		})
+	}
+}
