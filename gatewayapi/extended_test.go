@@ -346,3 +346,38 @@ spec:
 		t.Errorf("frontend of port 8443: %v, want a TLS frontend that terminates with one certificate", fe)
 	}
 }
+
+// extendedFuzzSeed exercises the extended features for FuzzBuild:
+// backendRef filters, retry, CORS, a TLS Terminate listener and an
+// infrastructure parametersRef.
+const extendedFuzzSeed = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {namespace: infra, name: gw, generation: 1}
+spec:
+  gatewayClassName: haptic
+  listeners:
+  - {name: http, port: 80, protocol: HTTP}
+  - {name: term, port: 8443, protocol: TLS, tls: {mode: Terminate, certificateRefs: [{name: cert}]}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {namespace: infra, name: params, generation: 1}
+spec:
+  gatewayClassName: haptic
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+  infrastructure: {parametersRef: {group: x.io, kind: P, name: p}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: infra, name: r}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - retry: {codes: [500, 599], attempts: 2, backoff: 1s}
+    filters: [{type: CORS, cors: {allowOrigins: ["https://*.a.com", "*"], allowMethods: ["*"], allowHeaders: [x-a], exposeHeaders: ["*"], allowCredentials: true, maxAge: 10}}]
+    backendRefs:
+    - {name: web, port: 8080, weight: 2, filters: [{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: B, value: web}]}}]}
+    - {name: api, port: 8080, filters: [{type: ResponseHeaderModifier, responseHeaderModifier: {remove: [Server]}}]}
+    - {name: missing, port: 8080}
+`
