@@ -300,9 +300,10 @@ spec:
 }
 
 // TestTLSTerminateListeners checks TLS listeners with mode Terminate:
-// accepted for TLSRoutes with their certificates on the frontend, in
-// conflict (ProtocolConflict) with a passthrough listener on the same
-// port, and without certificateRefs not programmed.
+// accepted for TLSRoutes with their certificates on the frontend, beside
+// a passthrough listener on the same port (a mixed frontend that lists
+// the terminating listener in gw-tls-terminate.map), and without
+// certificateRefs not programmed.
 func TestTLSTerminateListeners(t *testing.T) {
 	m := build(t, `
 apiVersion: gateway.networking.k8s.io/v1
@@ -328,22 +329,42 @@ spec:
 	s := summary(m.Statuses(programmed))
 	for _, want := range []string{
 		"Gateway infra/gw listener term: attached=1 kinds=TLSRoute Accepted=True/Accepted Conflicted=False/NoConflicts Programmed=True/Programmed ResolvedRefs=True/ResolvedRefs",
-		"Gateway infra/gw listener mixed-term: attached=0 kinds= Accepted=False/ProtocolConflict Conflicted=True/ProtocolConflict",
-		"Gateway infra/gw listener mixed-pass: attached=0 kinds= Accepted=False/ProtocolConflict Conflicted=True/ProtocolConflict",
+		"Gateway infra/gw listener mixed-term: attached=0 kinds=TLSRoute Accepted=True/Accepted Conflicted=False/NoConflicts Programmed=True/Programmed ResolvedRefs=True/ResolvedRefs",
+		"Gateway infra/gw listener mixed-pass: attached=0 kinds=TLSRoute Accepted=True/Accepted Conflicted=False/NoConflicts Programmed=True/Programmed ResolvedRefs=True/ResolvedRefs",
 		"Gateway infra/gw listener nocert: attached=0 kinds=TLSRoute Accepted=True/Accepted Conflicted=False/NoConflicts Programmed=False/Invalid ResolvedRefs=False/InvalidCertificateRef",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("statuses:\n%s\nwant the line %q", s, want)
 		}
 	}
-	var fe map[string]any
-	for _, f := range contextOf(t, m)["frontends"].([]any) {
-		if f.(map[string]any)["port"] == float64(8443) {
-			fe = f.(map[string]any)
-		}
+	ctx := contextOf(t, m)
+	fes := map[float64]map[string]any{}
+	for _, f := range ctx["frontends"].([]any) {
+		fes[f.(map[string]any)["port"].(float64)] = f.(map[string]any)
 	}
-	if fe == nil || fe["protocol"] != "TLS" || fe["terminate"] != true || len(fe["certs"].([]any)) != 1 {
+	if fe := fes[8443]; fe == nil || fe["protocol"] != "TLS" || fe["terminate"] != true || fe["mixed"] != false || len(fe["certs"].([]any)) != 1 {
 		t.Errorf("frontend of port 8443: %v, want a TLS frontend that terminates with one certificate", fe)
+	}
+	if fe := fes[9443]; fe == nil || fe["terminate"] != false || fe["mixed"] != true || len(fe["certs"].([]any)) != 1 {
+		t.Errorf("frontend of port 9443: %v, want a mixed TLS frontend with the terminating listener's certificate", fe)
+	}
+	if got := mapsOf(ctx); !strings.Contains(got, "gw-tls-terminate.map: mixed-term 1\n") || strings.Contains(got, "gw-tls-terminate.map: term ") {
+		t.Errorf("maps:\n%s\nwant mixed-term (only) in gw-tls-terminate.map", got)
+	}
+
+	conflict := build(t, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {namespace: infra, name: gw, generation: 1}
+spec:
+  gatewayClassName: haptic
+  listeners:
+  - {name: https, port: 9443, protocol: HTTPS, hostname: a.example.com, tls: {certificateRefs: [{name: cert}]}}
+  - {name: tls, port: 9443, protocol: TLS, hostname: b.example.com, tls: {mode: Terminate, certificateRefs: [{name: cert}]}}
+---
+`+tlsSecret(t, "infra", "cert"))
+	if s := summary(conflict.Statuses(programmed)); !strings.Contains(s, "listener tls: attached=0 kinds= Accepted=False/ProtocolConflict") {
+		t.Errorf("statuses:\n%s\nwant HTTPS and TLS on one port in conflict", s)
 	}
 }
 

@@ -226,8 +226,7 @@ func (w *world) resolveListener(g *gateway, l *gatewayv1.Listener) *listener {
 
 // markConflicts applies the listener compatibility rules: on one port,
 // every listener has the same protocol family (HTTP, or HTTPS, or TLS
-// passthrough, or TLS terminated: one port does not mix the two TLS
-// modes) and a distinct hostname.
+// of either mode) and a distinct hostname.
 func markConflicts(ls []*listener) {
 	byPort := map[int32][]*listener{}
 	for _, l := range ls {
@@ -238,7 +237,7 @@ func markConflicts(ls []*listener) {
 	for _, group := range byPort {
 		protos := map[string]bool{}
 		for _, l := range group {
-			protos[l.protocol+map[bool]string{true: "/terminate"}[l.terminate]] = true
+			protos[l.protocol] = true
 		}
 		if len(protos) > 1 {
 			for _, l := range group {

@@ -17,12 +17,13 @@ const (
 	MapHostsWild     = "gw-hosts-wild.map"     // .suffix@listener -> host key (map_end, longest first)
 	MapPathsExact    = "gw-paths-exact.map"    // hostkey+path -> route (Exact paths)
 	MapPathsPrefixEq = "gw-paths-prefix-exact.map"
-	MapPathsPrefix   = "gw-paths-prefix.map" // hostkey+prefix+"/" -> route (map_beg)
-	MapTLS           = "gw-tls.map"          // hostkey -> backend (TLS passthrough)
+	MapPathsPrefix   = "gw-paths-prefix.map"  // hostkey+prefix+"/" -> route (map_beg)
+	MapTLS           = "gw-tls.map"           // hostkey -> backend (TLS passthrough and terminate)
+	MapTLSTerminate  = "gw-tls-terminate.map" // listener -> "1" for a listener that terminates TLS on a port that also passes TLS through
 )
 
 // mapNames lists every map of the context, in a fixed order.
-var mapNames = []string{MapListeners, MapListenersWild, MapHosts, MapHostsWild, MapPathsExact, MapPathsPrefixEq, MapPathsPrefix, MapTLS}
+var mapNames = []string{MapListeners, MapListenersWild, MapHosts, MapHostsWild, MapPathsExact, MapPathsPrefixEq, MapPathsPrefix, MapTLS, MapTLSTerminate}
 
 // orderedMaps are the maps whose entries are tried in file order.
 var orderedMaps = map[string]bool{MapListenersWild: true, MapHostsWild: true}
@@ -46,8 +47,12 @@ type frontendIR struct {
 	Name     string `json:"name"`
 	Port     int32  `json:"port"`
 	Protocol string `json:"protocol"` // HTTP, HTTPS or TLS
-	// Terminate is true for a TLS port whose listeners terminate TLS.
+	// Terminate is true for a TLS port whose listeners all terminate
+	// TLS; Mixed for one with listeners of both modes (the passthrough
+	// frontend hands the terminating listeners' connections to a second
+	// frontend that terminates).
 	Terminate bool          `json:"terminate"`
+	Mixed     bool          `json:"mixed"`
 	Listeners []string      `json:"listeners"`
 	Certs     []crtLine     `json:"certs"`
 	Groups    []*groupIR    `json:"groups"`
@@ -252,13 +257,23 @@ func (g *gateway) buildContext() map[string]any {
 			ports = append(ports, l.port)
 		}
 		fe.Listeners = append(fe.Listeners, l.name)
+		if fe.Protocol == "TLS" && l.terminate != fe.Terminate {
+			fe.Mixed, fe.Terminate = true, false
+		}
 		b.hostEntries(MapListeners, MapListenersWild, l.hostname, itoa(l.port), l.name)
 	}
 	sort.Slice(ports, func(i, j int) bool { return ports[i] < ports[j] })
 	for _, p := range ports {
 		fe := byPort[p]
 		sort.Strings(fe.Listeners)
-		if fe.Protocol == "HTTPS" || fe.Terminate {
+		if fe.Mixed {
+			for _, l := range g.listeners {
+				if l.acceptsRoutes && l.port == p && l.terminate {
+					b.entry(MapTLSTerminate, l.name, "1")
+				}
+			}
+		}
+		if fe.Protocol == "HTTPS" || fe.Terminate || fe.Mixed {
 			fe.Certs = certLines(g.listeners, p)
 		}
 		b.ctx.Frontends = append(b.ctx.Frontends, fe)

@@ -59,7 +59,7 @@ func (f *frontendIR) shape() map[string]any {
 		sels = append(sels, map[string]any{"id": s.ID, "backend": s.Backend, "actions": actionsShape(s.Actions), "choices": choices, "total": s.Total})
 	}
 	return map[string]any{
-		"name": f.Name, "port": int64(f.Port), "protocol": f.Protocol, "terminate": f.Terminate, "listeners": ls,
+		"name": f.Name, "port": int64(f.Port), "protocol": f.Protocol, "terminate": f.Terminate, "mixed": f.Mixed, "listeners": ls,
 		"certs": certs, "groups": groups, "selectors": sels,
 	}
 }

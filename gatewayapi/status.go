@@ -52,6 +52,7 @@ func SupportedFeatures() []string {
 		features.SupportGatewayHTTPSListenerDetectMisdirectedRequests,
 		features.SupportHTTPRouteCORS,
 		features.SupportTLSRouteModeTerminate,
+		features.SupportTLSRouteModeMixed,
 	}
 	out := make([]string, 0, len(fs))
 	for _, f := range fs {

@@ -344,3 +344,83 @@ spec:
 		})
 	}
 }
+
+// TestGatewayTLSMixedModesShareAPort checks a port with a Passthrough
+// and a Terminate listener on every series: the passthrough host's
+// handshake reaches its TLS backend (whose certificate answers), the
+// terminate host's is ended by HAProxy with the listener's certificate
+// and its clear stream reaches a plain backend.
+func TestGatewayTLSMixedModesShareAPort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real HAProxy; skipped with -short")
+	}
+	passCrt, passKey := selfSigned(t, "pass.test")
+	pair, err := tls.X509KeyPair(passCrt, passKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{pair}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Echo", "passthrough")
+	}), ReadHeaderTimeout: 5 * time.Second}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close(); <-done })
+	port := l.Addr().(*net.TCPAddr).Port
+
+	termCrt, termKey := selfSigned(t, "term.test")
+	f := newGatewayFixture(t, secretManifest("term", termCrt, termKey)+`---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {namespace: t, name: gw, generation: 1}
+spec:
+  gatewayClassName: haptic
+  listeners:
+  - {name: term, port: 8883, protocol: TLS, hostname: term.test, tls: {mode: Terminate, certificateRefs: [{name: term}]}}
+  - {name: pass, port: 8883, protocol: TLS, hostname: pass.test, tls: {mode: Passthrough}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TLSRoute
+metadata: {namespace: t, name: pass}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [pass.test]
+  rules: [{backendRefs: [{name: secure, port: 8443}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TLSRoute
+metadata: {namespace: t, name: term}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [term.test]
+  rules: [{backendRefs: [{name: clear, port: 8080}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {namespace: t, name: secure}
+spec: {ports: [{name: https, port: 8443}]}
+`)
+	f.objs = append(f.objs, endpointSlice("secure", "secure-1", port, []any{map[string]any{
+		"addresses": []any{"127.0.0.1"}, "conditions": map[string]any{"ready": true},
+		"targetRef": map[string]any{"kind": "Pod", "namespace": "t", "name": "secure-0"},
+	}}))
+	f.objs[len(f.objs)-1]["ports"] = []any{map[string]any{"name": "https", "port": int64(port)}}
+	f.services(1, "clear")
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(passCrt)
+	roots.AppendCertsFromPEM(termCrt)
+	for _, series := range []string{"3.0", "3.2", "3.4"} {
+		t.Run(series, func(t *testing.T) {
+			off, _, _ := f.start(series, 8883)
+			for _, tc := range []struct{ sni, backend string }{{"pass.test", "passthrough"}, {"term.test", "clear"}} {
+				status, backend, cert := httpsGet(t, 8883+off, tc.sni, tc.sni, "/", roots)
+				if status != 200 || backend != tc.backend || cert != tc.sni {
+					t.Errorf("GET https://%s/: %d from %q with certificate %q, want 200 from %q with the %s certificate", tc.sni, status, backend, cert, tc.backend, tc.sni)
+				}
+			}
+		})
+	}
+}
