@@ -50,7 +50,6 @@ func SupportedFeatures() []string {
 		features.SupportHTTPRouteRetry,
 		features.SupportGatewayInfrastructure,
 		features.SupportGatewayHTTPSListenerDetectMisdirectedRequests,
-		features.SupportHTTPRouteCORS,
 		features.SupportTLSRouteModeTerminate,
 		features.SupportTLSRouteModeMixed,
 	}
