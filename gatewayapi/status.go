@@ -50,6 +50,7 @@ func SupportedFeatures() []string {
 		features.SupportHTTPRouteRetry,
 		features.SupportGatewayInfrastructure,
 		features.SupportGatewayHTTPSListenerDetectMisdirectedRequests,
+		features.SupportHTTPRouteCORS,
 		features.SupportTLSRouteModeTerminate,
 		features.SupportTLSRouteModeMixed,
 	}
