@@ -6,15 +6,14 @@ import (
 	"testing"
 
 	"github.com/haptic-io/haptic/gatewayapi"
+	"github.com/haptic-io/haptic/templating"
 )
 
-// BenchmarkBuild builds the model of one Gateway with n HTTPRoutes (one
-// host, two paths and one Service each), as every render does.
-func BenchmarkBuild(b *testing.B) {
-	for _, n := range []int{300, 3000} {
-		b.Run(fmt.Sprintf("routes=%d", n), func(b *testing.B) {
-			var sb strings.Builder
-			sb.WriteString(base + `
+// benchRoutes is one Gateway with n HTTPRoutes (one host, two paths and
+// one Service each) from route first on.
+func benchRoutes(first, n int) string {
+	var sb strings.Builder
+	sb.WriteString(base + `
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
@@ -23,8 +22,8 @@ spec:
   gatewayClassName: haptic
   listeners: [{name: http, port: 80, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}}]
 `)
-			for i := range n {
-				fmt.Fprintf(&sb, `---
+	for i := first; i < first+n; i++ {
+		fmt.Fprintf(&sb, `---
 apiVersion: v1
 kind: Service
 metadata: {namespace: apps, name: svc-%d}
@@ -40,8 +39,47 @@ spec:
   - matches: [{path: {type: PathPrefix, value: /api}}, {path: {type: Exact, value: /login}}]
     backendRefs: [{name: svc-%d, port: 8080}]
 `, i, i, i, i)
+	}
+	return sb.String()
+}
+
+// BenchmarkBuildRouteAdd is the Build of a route add, as the controller
+// runs it after each change: n HTTPRoutes, then n+1, then n again, … with
+// one Cache, so that every Build sees one route more or one less than the
+// one before.
+func BenchmarkBuildRouteAdd(b *testing.B) {
+	for _, n := range []int{300, 3000} {
+		b.Run(fmt.Sprintf("routes=%d", n), func(b *testing.B) {
+			var snaps []templating.Store
+			for _, k := range []int{n, n + 1} {
+				m, err := memory(benchRoutes(0, k))
+				if err != nil {
+					b.Fatal(err)
+				}
+				snaps = append(snaps, m.Snapshot())
 			}
-			m, err := memory(sb.String())
+			opts := gatewayapi.Options{Cache: &gatewayapi.Cache{}}
+			gatewayapi.Build(snaps[1], opts)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				model := gatewayapi.Build(snaps[i%2], opts)
+				if model.RenderContext(gatewayapi.Ref{Namespace: "infra", Name: "gw"}) == nil {
+					b.Fatal("no context")
+				}
+				i++
+			}
+		})
+	}
+}
+
+// BenchmarkBuild builds the model of one Gateway with n HTTPRoutes (one
+// host, two paths and one Service each), as every render does: the same
+// store again and again.
+func BenchmarkBuild(b *testing.B) {
+	for _, n := range []int{300, 3000} {
+		b.Run(fmt.Sprintf("routes=%d", n), func(b *testing.B) {
+			m, err := memory(benchRoutes(0, n))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -2,6 +2,7 @@ package gatewayapi_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -163,5 +164,138 @@ spec:
 		if diff := cmp.Diff(want.Statuses(nil), got.Statuses(nil)); diff != "" {
 			t.Fatalf("resourceVersion %s: cached statuses (-fresh +cached):\n%s", step.rv, diff)
 		}
+	}
+}
+
+// TestCachedBuildFollowsEveryKindOfChange builds a sequence of stores
+// with one Cache: route edits, additions and deletions, a Service whose
+// ports change, a ReferenceGrant that appears and changes, a listener
+// that changes, an older route that takes over a path. Each cached Build
+// equals a fresh one.
+func TestCachedBuildFollowsEveryKindOfChange(t *testing.T) {
+	gw := func(gen, altPort string) string {
+		return `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {namespace: infra, name: gw, generation: ` + gen + `, resourceVersion: "` + gen + `"}
+spec:
+  gatewayClassName: haptic
+  listeners:
+  - {name: http, port: 80, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}}
+  - {name: foo, port: 80, protocol: HTTP, hostname: "*.foo.com"}
+  - {name: alt, port: ` + altPort + `, protocol: HTTP}
+`
+	}
+	routeA := `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: infra, name: a, resourceVersion: "1", creationTimestamp: "2026-01-02T00:00:00Z"}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [a.example.com, x.foo.com]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /api}, headers: [{name: x-v, value: "2"}]}]
+    filters: [{type: ResponseHeaderModifier, responseHeaderModifier: {set: [{name: x-a, value: "1"}]}}]
+    backendRefs: [{name: web, port: 8080}]
+  - backendRefs: [{name: api, port: 8080, weight: 3}, {name: web, port: 8080}]
+`
+	routeB := func(rv, path string) string {
+		return `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: infra, name: b, resourceVersion: "` + rv + `", creationTimestamp: "2026-01-02T00:00:00Z"}
+spec:
+  parentRefs: [{name: gw, sectionName: alt}, {name: gw, sectionName: http}]
+  hostnames: [b.example.com]
+  rules: [{matches: [{path: {type: Exact, value: ` + path + `}}], backendRefs: [{name: api, port: 8080}]}]
+`
+	}
+	routeC := `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: infra, name: c, resourceVersion: "1", creationTimestamp: "2026-01-02T00:00:00Z"}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [c.example.com]
+  rules: [{backendRefs: [{name: web, namespace: apps, port: 8080}]}]
+`
+	older := `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: apps, name: older, resourceVersion: "1", creationTimestamp: "2026-01-01T00:00:00Z"}
+spec:
+  parentRefs: [{name: gw, namespace: infra}]
+  hostnames: [b.example.com]
+  rules: [{matches: [{path: {type: Exact, value: /two}}], backendRefs: [{name: web, port: 8080}]}]
+`
+	grant := func(rv, kind string) string {
+		return `
+apiVersion: gateway.networking.k8s.io/v1
+kind: ReferenceGrant
+metadata: {namespace: apps, name: g, resourceVersion: "` + rv + `"}
+spec:
+  from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: infra}]
+  to: [{group: "", kind: ` + kind + `}]
+`
+	}
+	webPorts := func(port string) string {
+		return `
+apiVersion: v1
+kind: Service
+metadata: {namespace: infra, name: web}
+spec: {ports: [{name: http, port: ` + port + `}]}
+`
+	}
+	steps := []struct {
+		name  string
+		parts []string
+	}{
+		{"first", []string{gw("1", "8080"), routeA, routeB("1", "/one"), routeC}},
+		{"unchanged", []string{gw("1", "8080"), routeA, routeB("1", "/one"), routeC}},
+		{"route edited", []string{gw("1", "8080"), routeA, routeB("2", "/two"), routeC}},
+		{"service port changed", []string{gw("1", "8080"), routeA, routeB("2", "/two"), routeC, webPorts("9090")}},
+		{"service port back", []string{gw("1", "8080"), routeA, routeB("2", "/two"), routeC, webPorts("8080")}},
+		{"grant added", []string{gw("1", "8080"), routeA, routeB("2", "/two"), routeC, grant("1", "Service")}},
+		{"grant changed", []string{gw("1", "8080"), routeA, routeB("2", "/two"), routeC, grant("2", "Secret")}},
+		{"listener changed", []string{gw("2", "8081"), routeA, routeB("2", "/two"), routeC}},
+		{"older route takes the path", []string{gw("2", "8081"), routeA, routeB("2", "/two"), routeC, older}},
+		{"route deleted", []string{gw("2", "8081"), routeB("2", "/two"), routeC, older}},
+		{"route back", []string{gw("2", "8081"), routeA, routeB("2", "/two"), routeC, older}},
+	}
+	cache := &gatewayapi.Cache{}
+	ref := gatewayapi.Ref{Namespace: "infra", Name: "gw"}
+	var prev string
+	for _, step := range steps {
+		manifests := base
+		for _, p := range step.parts {
+			if strings.Contains(p, "kind: Service\n") {
+				// Replace the base's Service of the same name.
+				manifests = strings.Replace(manifests, "metadata: {namespace: infra, name: web}\nspec: {ports: [{name: http, port: 8080}]}", strings.TrimSpace(strings.SplitN(p, "kind: Service\n", 2)[1]), 1)
+				continue
+			}
+			manifests += "\n---\n" + p
+		}
+		m, err := memory(manifests)
+		if err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		got := gatewayapi.Build(m.Snapshot(), gatewayapi.Options{Cache: cache})
+		want := gatewayapi.Build(m.Snapshot(), gatewayapi.Options{})
+		if want.RenderContext(ref) == nil {
+			t.Fatalf("%s: no context", step.name)
+		}
+		if diff := cmp.Diff(want.RenderContext(ref), got.RenderContext(ref)); diff != "" {
+			t.Fatalf("%s: cached context (-fresh +cached):\n%s", step.name, diff)
+		}
+		if diff := cmp.Diff(want.Statuses(programmed), got.Statuses(programmed)); diff != "" {
+			t.Fatalf("%s: cached statuses (-fresh +cached):\n%s", step.name, diff)
+		}
+		// The steps change what they say: each context differs from the
+		// one before, except where nothing changed.
+		now := js(want.RenderContext(ref)) + js(want.Statuses(programmed))
+		if now == prev && step.name != "unchanged" {
+			t.Errorf("%s: the step changed nothing; the test does not test it", step.name)
+		}
+		prev = now
 	}
 }

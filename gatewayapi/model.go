@@ -143,13 +143,13 @@ func Build(s templating.Store, opts Options) *Model {
 
 	var routes []*route
 	for _, hr := range list[gatewayv1.HTTPRoute](s, AliasHTTPRoutes, opts.Cache) {
-		routes = append(routes, w.resolveHTTPRoute(hr))
+		routes = append(routes, w.resolve(kindHTTP, hr.Namespace, hr.Name, hr.ResourceVersion, func() *route { return w.resolveHTTPRoute(hr) }))
 	}
 	for _, gr := range list[gatewayv1.GRPCRoute](s, AliasGRPCRoutes, opts.Cache) {
-		routes = append(routes, w.resolveGRPCRoute(gr))
+		routes = append(routes, w.resolve(kindGRPC, gr.Namespace, gr.Name, gr.ResourceVersion, func() *route { return w.resolveGRPCRoute(gr) }))
 	}
 	for _, tr := range list[gatewayv1.TLSRoute](s, AliasTLSRoutes, opts.Cache) {
-		routes = append(routes, w.resolveTLSRoute(tr))
+		routes = append(routes, w.resolve(kindTLS, tr.Namespace, tr.Name, tr.ResourceVersion, func() *route { return w.resolveTLSRoute(tr) }))
 	}
 	for _, r := range routes {
 		if r.ref.Namespace == "" {
@@ -162,7 +162,7 @@ func Build(s templating.Store, opts Options) *Model {
 	}
 	for _, g := range m.order {
 		if g.servable() {
-			g.context = g.buildContext()
+			g.context = g.buildContext(opts.Cache)
 		}
 	}
 	return m

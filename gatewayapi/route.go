@@ -194,6 +194,9 @@ type backendSet struct {
 	// TimeoutMS is the server timeout in milliseconds; 0 keeps the
 	// library's default.
 	TimeoutMS int64 `json:"timeoutMS"`
+	// shaped, when set, is the JSON-shaped form, kept for the backend of a
+	// cached route (see mapEntryIR.shaped).
+	shaped map[string]any
 }
 
 // refResult is how one backendRef resolved.
@@ -233,6 +236,9 @@ func (w *world) resolveBackend(routeKind, ns string, b gatewayv1.BackendRef) ref
 		return res
 	}
 	ports, ok := w.services[Ref{Namespace: target, Name: name}]
+	if w.rec != nil {
+		w.rec.services = append(w.rec.services, serviceDep{ref: Ref{Namespace: target, Name: name}, found: ok, ports: ports})
+	}
 	if !ok || !validName(target) || !validName(name) {
 		res.reason, res.msg = string(gatewayv1.RouteReasonBackendNotFound), fmt.Sprintf("Service %s/%s not found", target, name)
 		return res

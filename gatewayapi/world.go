@@ -1,6 +1,8 @@
 package gatewayapi
 
 import (
+	"strings"
+
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/haptic-io/haptic/templating"
@@ -14,6 +16,14 @@ type world struct {
 	services   map[Ref][]servicePort
 	secrets    map[Ref]map[string]any
 	grants     []*gatewayv1.ReferenceGrant
+	// grantsSig identifies the grants by namespace, name and
+	// resourceVersion; grantsStable is false when one has no
+	// resourceVersion (then no signature tells two apart).
+	grantsSig    string
+	grantsStable bool
+	// rec, while a route is resolved for the cache, collects the lookups
+	// its resolution makes.
+	rec *routeDeps
 }
 
 // servicePort is one port of a Service.
@@ -73,12 +83,26 @@ func newWorld(s templating.Store, opts Options) *world {
 		w.secrets[Ref{Namespace: str(md, "namespace"), Name: str(md, "name")}] = o
 	}
 	w.grants = list[gatewayv1.ReferenceGrant](s, AliasReferenceGrants, opts.Cache)
+	if opts.Cache != nil {
+		var sig strings.Builder
+		w.grantsStable = true
+		for _, g := range w.grants {
+			if g.ResourceVersion == "" {
+				w.grantsStable = false
+			}
+			sig.WriteString(g.Namespace + "/" + g.Name + "@" + g.ResourceVersion + "\n")
+		}
+		w.grantsSig = sig.String()
+	}
 	return w
 }
 
 // granted says whether a ReferenceGrant in toNS lets objects of
 // fromGroup/fromKind in fromNS refer to the toGroup/toKind object toName.
 func (w *world) granted(fromGroup, fromKind, fromNS, toGroup, toKind, toNS, toName string) bool {
+	if w.rec != nil {
+		w.rec.grants, w.rec.grantsSig = true, w.grantsSig
+	}
 	for _, g := range w.grants {
 		if g.Namespace != toNS {
 			continue
