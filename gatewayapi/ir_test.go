@@ -299,3 +299,35 @@ spec: {ports: [{name: http, port: ` + port + `}]}
 		prev = now
 	}
 }
+
+// TestStatusOnlyBuildHasTheStatusesAndNoContext: a StatusOnly Build
+// answers as a full one, without the render context.
+func TestStatusOnlyBuildHasTheStatusesAndNoContext(t *testing.T) {
+	m, err := memory(base + "\n---\n" + twoListeners + `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: infra, name: r, resourceVersion: "1"}
+spec:
+  parentRefs: [{name: gw}]
+  rules: [{backendRefs: [{name: web, port: 8080}, {name: missing, port: 80}]}]
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := gatewayapi.Ref{Namespace: "infra", Name: "gw"}
+	full := gatewayapi.Build(m.Snapshot(), gatewayapi.Options{})
+	only := gatewayapi.Build(m.Snapshot(), gatewayapi.Options{StatusOnly: true, Cache: &gatewayapi.Cache{}})
+	if only.RenderContext(ref) != nil || full.RenderContext(ref) == nil {
+		t.Errorf("render context: StatusOnly %v, full %v; want nil and one", only.RenderContext(ref) != nil, full.RenderContext(ref) != nil)
+	}
+	if diff := cmp.Diff(full.Statuses(programmed), only.Statuses(programmed)); diff != "" {
+		t.Errorf("statuses (-full +StatusOnly):\n%s", diff)
+	}
+	if diff := cmp.Diff(full.Gateways(), only.Gateways()); diff != "" || len(full.Gateways()) != 1 {
+		t.Errorf("gateways %v, want %v", only.Gateways(), full.Gateways())
+	}
+	if diff := cmp.Diff(full.Listeners(ref), only.Listeners(ref)); diff != "" {
+		t.Errorf("listeners (-full +StatusOnly):\n%s", diff)
+	}
+}

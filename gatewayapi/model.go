@@ -38,6 +38,10 @@ type Options struct {
 	// (see [Cache]); nil decodes every object every time. The result is
 	// the same either way.
 	Cache *Cache
+	// StatusOnly, when set, skips the render contexts: the Model answers
+	// everything but [Model.RenderContext], which returns nil. For a
+	// caller that provisions and writes statuses and renders nothing.
+	StatusOnly bool
 }
 
 // Listener is one listener of a Gateway as the fleet serving it must
@@ -161,7 +165,7 @@ func Build(s templating.Store, opts Options) *Model {
 		}
 	}
 	for _, g := range m.order {
-		if g.servable() {
+		if g.servable() && !opts.StatusOnly {
 			g.context = g.buildContext(opts.Cache)
 		}
 	}
