@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/haptic-io/haptic/gatewayapi"
-	"github.com/haptic-io/haptic/templating"
+	"github.com/haptic-io/haptic/store"
 )
 
 // benchRoutes is one Gateway with n HTTPRoutes (one host, two paths and
@@ -44,30 +44,44 @@ spec:
 }
 
 // BenchmarkBuildRouteAdd is the Build of a route add, as the controller
-// runs it after each change: n HTTPRoutes, then n+1, then n again, … with
-// one Cache, so that every Build sees one route more or one less than the
-// one before.
+// runs it after each change: one store of n HTTPRoutes where route n (and
+// its Service) is added, then deleted, then added…, with one Cache, so
+// that every Build sees one route more or one less than the one before.
 func BenchmarkBuildRouteAdd(b *testing.B) {
 	for _, n := range []int{300, 3000} {
 		b.Run(fmt.Sprintf("routes=%d", n), func(b *testing.B) {
-			var snaps []templating.Store
-			for _, k := range []int{n, n + 1} {
-				m, err := memory(benchRoutes(0, k))
-				if err != nil {
-					b.Fatal(err)
-				}
-				snaps = append(snaps, m.Snapshot())
+			m, err := memory(benchRoutes(0, n))
+			if err != nil {
+				b.Fatal(err)
 			}
+			all, err := store.DecodeManifests([]byte(benchRoutes(n, 1)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			extra := all[len(all)-2:] // route n's Service and HTTPRoute
+			aliases := []string{gatewayapi.AliasServices, gatewayapi.AliasHTTPRoutes}
 			opts := gatewayapi.Options{Cache: &gatewayapi.Cache{}}
-			gatewayapi.Build(snaps[1], opts)
+			gatewayapi.Build(m.Snapshot(), opts)
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				model := gatewayapi.Build(snaps[i%2], opts)
+				for k, o := range extra {
+					var err error
+					if i%2 == 0 {
+						err = m.Update(aliases[k], o)
+					} else {
+						md := o["metadata"].(map[string]any)
+						err = m.Delete(aliases[k], md["namespace"].(string), md["name"].(string))
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				i++
+				model := gatewayapi.Build(m.Snapshot(), opts)
 				if model.RenderContext(gatewayapi.Ref{Namespace: "infra", Name: "gw"}) == nil {
 					b.Fatal("no context")
 				}
-				i++
 			}
 		})
 	}

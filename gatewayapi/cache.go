@@ -1,21 +1,27 @@
 package gatewayapi
 
 import (
+	"reflect"
 	"slices"
 	"sync"
+	"unsafe"
 )
 
 // Cache keeps what one [Build] computed, so that the next Build of a
 // store where few objects changed redoes only the work those changes
 // touch:
 //
-//   - the typed form of each object, keyed by alias, namespace, name and
-//     metadata.resourceVersion (an object without resourceVersion, as
-//     manifests from files may be, is decoded every time);
+//   - the typed form of each object, for the very same object of the
+//     store (objects are immutable once in a store: a change replaces
+//     the object) with the same metadata.resourceVersion (an object
+//     without resourceVersion, as manifests from files may be, is decoded
+//     every time);
 //   - each route as resolved (rules normalized, backendRefs resolved to
-//     backend sets, ResolvedRefs), under the same key, with the Services
-//     and ReferenceGrants its resolution read: the entry is reused only
-//     while those read the same;
+//     backend sets, ResolvedRefs), for the same typed object, with the
+//     Services and ReferenceGrants its resolution read: the entry is
+//     reused only while those read the same;
+//   - the ports of each Service object, and the whole Service lookup
+//     while the store lists the very same Services;
 //   - for each host key of each Gateway, the map entries, groups,
 //     selectors and backends its rule matches became, reused while the
 //     same rules (the same resolved routes) reach that host key on an
@@ -26,25 +32,54 @@ import (
 // zero value is ready to use.
 type Cache struct {
 	mu      sync.Mutex
-	entries map[cacheKey]any
-	next    map[cacheKey]any
+	entries map[cacheKey]objEntry
+	next    map[cacheKey]objEntry
 
-	routes     map[cacheKey]*routeEntry
-	nextRoutes map[cacheKey]*routeEntry
+	routes     map[unsafe.Pointer]*routeEntry
+	nextRoutes map[unsafe.Pointer]*routeEntry
+
+	// services is the last Build's Service lookup and the objects it
+	// was made of, in list order.
+	services     map[Ref][]servicePort
+	serviceObjs  []map[string]any
+	servicePorts map[unsafe.Pointer]serviceEntry
+	nextPorts    map[unsafe.Pointer]serviceEntry
 
 	hosts     map[hostCacheKey]*hostOutput
 	nextHosts map[hostCacheKey]*hostOutput
 }
 
+// cacheKey is one object of one alias, by its address.
 type cacheKey struct {
-	alias, namespace, name, resourceVersion string
+	alias string
+	obj   unsafe.Pointer
 }
+
+// objEntry is the typed form v of object obj (nil when it did not
+// decode); obj keeps the object alive, so that its address is not
+// reused while the entry exists.
+type objEntry struct {
+	obj             map[string]any
+	resourceVersion string
+	v               any
+}
+
+// serviceEntry is one Service object's name and ports.
+type serviceEntry struct {
+	obj   map[string]any
+	ref   Ref
+	ports []servicePort
+}
+
+// objectKey is the address of a store object.
+func objectKey(o map[string]any) unsafe.Pointer { return reflect.ValueOf(o).UnsafePointer() }
 
 // begin starts one Build's use of the cache.
 func (c *Cache) begin() {
 	c.mu.Lock()
-	c.next = make(map[cacheKey]any, len(c.entries))
-	c.nextRoutes = make(map[cacheKey]*routeEntry, len(c.routes))
+	c.next = make(map[cacheKey]objEntry, len(c.entries))
+	c.nextRoutes = make(map[unsafe.Pointer]*routeEntry, len(c.routes))
+	c.nextPorts = make(map[unsafe.Pointer]serviceEntry, len(c.servicePorts))
 	c.nextHosts = make(map[hostCacheKey]*hostOutput, len(c.hosts))
 }
 
@@ -52,23 +87,32 @@ func (c *Cache) begin() {
 func (c *Cache) end() {
 	c.entries, c.next = c.next, nil
 	c.routes, c.nextRoutes = c.nextRoutes, nil
+	c.servicePorts, c.nextPorts = c.nextPorts, nil
 	c.hosts, c.nextHosts = c.nextHosts, nil
 	c.mu.Unlock()
 }
 
-func (c *Cache) get(k cacheKey) (any, bool) {
-	v, ok := c.entries[k]
-	if ok {
-		c.next[k] = v
+// get returns the typed form of o under alias when o was decoded with
+// resourceVersion rv before.
+func (c *Cache) get(alias string, o map[string]any, rv string) (any, bool) {
+	k := cacheKey{alias: alias, obj: objectKey(o)}
+	e, ok := c.entries[k]
+	if !ok || e.resourceVersion != rv {
+		return nil, false
 	}
-	return v, ok
+	c.next[k] = e
+	return e.v, true
 }
 
-func (c *Cache) put(k cacheKey, v any) { c.next[k] = v }
+func (c *Cache) put(alias string, o map[string]any, rv string, v any) {
+	c.next[cacheKey{alias: alias, obj: objectKey(o)}] = objEntry{obj: o, resourceVersion: rv, v: v}
+}
 
 // routeEntry is one resolved route and what its resolution read.
 type routeEntry struct {
-	// r is the template: Build attaches copies of it, never r itself.
+	// src is the typed object (kept alive: the key is its address); r
+	// the template: Build attaches copies of it, never r itself.
+	src  any
 	r    *route
 	deps routeDeps
 }
@@ -103,21 +147,20 @@ func (d *routeDeps) still(w *world) bool {
 	return true
 }
 
-// resolve returns the route of an object of the given kind with
-// metadata md, through the cache when there is one: a copy of the cached
-// template when its object and lookups are unchanged, else fresh from f
-// (and cached).
-func (w *world) resolve(kind, namespace, name, resourceVersion string, f func() *route) *route {
+// resolve returns the route of typed object src (of address key, with
+// resourceVersion rv), through the cache when there is one: a copy of
+// the cached template when its object and lookups are unchanged, else
+// fresh from f (and cached).
+func (w *world) resolve(src any, key unsafe.Pointer, resourceVersion string, f func() *route) *route {
 	c := w.opts.Cache
 	if c == nil || resourceVersion == "" {
 		return f()
 	}
-	key := cacheKey{alias: kind, namespace: namespace, name: name, resourceVersion: resourceVersion}
 	e := c.routes[key]
 	if e == nil || !e.deps.still(w) {
 		w.rec = &routeDeps{}
 		r := f()
-		e = &routeEntry{r: r, deps: *w.rec}
+		e = &routeEntry{src: src, r: r, deps: *w.rec}
 		w.rec = nil
 		if e.deps.grants && !w.grantsStable {
 			// Grants without resourceVersion cannot be compared: this

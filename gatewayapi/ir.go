@@ -334,10 +334,9 @@ func (b *builder) http(g *gateway, byPort map[int32]*frontendIR) {
 			hk := hostKey(a.l, h)
 			st := hosts[hk]
 			if st == nil {
-				st = &hostState{l: a.l, exact: map[string][]*cand{}, prefix: map[string][]*cand{}}
+				st = &hostState{l: a.l, host: h}
 				hosts[hk] = st
 				keys = append(keys, hk)
-				b.hostEntries(MapHosts, MapHostsWild, h, a.l.name, hk)
 			}
 			for _, rule := range hr.rules {
 				for i := range rule.matches {
@@ -395,6 +394,7 @@ func (b *builder) http(g *gateway, byPort map[int32]*frontendIR) {
 // candidates, in attachment order until hostKey sorts them.
 type hostState struct {
 	l      *listener
+	host   string
 	exact  map[string][]*cand
 	prefix map[string][]*cand
 	regex  []*cand
@@ -416,6 +416,9 @@ func (b *builder) replay(o *hostOutput, fe *frontendIR) {
 // hostKey writes the path map entries, groups and selectors of host key
 // hk of frontend fe.
 func (b *builder) hostKey(hk string, st *hostState, fe *frontendIR) {
+	// The host key's own entry: no other host key writes its key.
+	b.hostEntries(MapHosts, MapHostsWild, st.host, st.l.name, hk)
+	st.exact, st.prefix = map[string][]*cand{}, map[string][]*cand{}
 	sort.SliceStable(st.all, func(i, j int) bool { return st.all[i].before(st.all[j]) })
 	for _, c := range st.all {
 		switch c.m.pathType {

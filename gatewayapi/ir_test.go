@@ -2,6 +2,7 @@ package gatewayapi_test
 
 import (
 	"encoding/json"
+	"github.com/haptic-io/haptic/store"
 	"strings"
 	"testing"
 
@@ -330,4 +331,66 @@ spec:
 	if diff := cmp.Diff(full.Listeners(ref), only.Listeners(ref)); diff != "" {
 		t.Errorf("listeners (-full +StatusOnly):\n%s", diff)
 	}
+}
+
+// TestCachedBuildOfOneStoreFollowsItsUpdates updates one store in place
+// (a Service's port, a route added and deleted) between Builds that
+// share a Cache: each equals a fresh Build.
+func TestCachedBuildOfOneStoreFollowsItsUpdates(t *testing.T) {
+	st, err := memory(base + "\n---\n" + twoListeners + `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: infra, name: r, resourceVersion: "1"}
+spec:
+  parentRefs: [{name: gw}]
+  rules: [{backendRefs: [{name: web, port: 8080}]}]
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := store.DecodeManifests([]byte(`
+apiVersion: v1
+kind: Service
+metadata: {namespace: infra, name: web, resourceVersion: "2"}
+spec: {ports: [{name: http, port: 9090}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: infra, name: s, resourceVersion: "1"}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [s.example.com]
+  rules: [{backendRefs: [{name: api, port: 8080}]}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := &gatewayapi.Cache{}
+	ref := gatewayapi.Ref{Namespace: "infra", Name: "gw"}
+	check := func(step string) {
+		t.Helper()
+		got := gatewayapi.Build(st.Snapshot(), gatewayapi.Options{Cache: cache})
+		want := gatewayapi.Build(st.Snapshot(), gatewayapi.Options{})
+		if diff := cmp.Diff(want.RenderContext(ref), got.RenderContext(ref)); diff != "" {
+			t.Fatalf("%s: cached context (-fresh +cached):\n%s", step, diff)
+		}
+		if diff := cmp.Diff(want.Statuses(programmed), got.Statuses(programmed)); diff != "" {
+			t.Fatalf("%s: cached statuses (-fresh +cached):\n%s", step, diff)
+		}
+	}
+	check("first")
+	check("again")
+	if err := st.Update(gatewayapi.AliasServices, objs[0]); err != nil {
+		t.Fatal(err)
+	}
+	check("service port changed")
+	if err := st.Update(gatewayapi.AliasHTTPRoutes, objs[1]); err != nil {
+		t.Fatal(err)
+	}
+	check("route added")
+	if err := st.Delete(gatewayapi.AliasHTTPRoutes, "infra", "s"); err != nil {
+		t.Fatal(err)
+	}
+	check("route deleted")
 }

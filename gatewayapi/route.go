@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -144,10 +145,9 @@ func (m *Model) attachParent(w *world, r *route, g *gateway, p gatewayv1.ParentR
 			}
 			hosts = []string{h}
 		} else {
-			seen := map[string]bool{}
 			for _, rh := range r.hostnames {
-				if h, ok := intersect(l.hostname, rh); ok && !seen[h] {
-					seen[h] = true
+				// A route has a few hostnames: a scan beats a set.
+				if h, ok := intersect(l.hostname, rh); ok && !slices.Contains(hosts, h) {
 					hosts = append(hosts, h)
 				}
 			}
