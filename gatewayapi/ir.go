@@ -190,7 +190,7 @@ type builder struct {
 func (b *builder) entry(mapName, key, value string) {
 	e := mapEntryIR{Key: key, Value: value}
 	if b.rec != nil {
-		e.shaped = e.shape()
+		e.shaped = e.shape(mapName)
 		b.rec.entries = append(b.rec.entries, recordedEntry{mapName: mapName, e: e})
 	}
 	b.add(mapName, e)

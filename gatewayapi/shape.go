@@ -18,7 +18,7 @@ func (c *renderContext) shape() map[string]any {
 			if e.shaped != nil {
 				l = append(l, e.shaped)
 			} else {
-				l = append(l, e.shape())
+				l = append(l, e.shape(n))
 			}
 		}
 		maps[n] = l
@@ -76,8 +76,10 @@ func (f *frontendIR) shape() map[string]any {
 	}
 }
 
-func (e mapEntryIR) shape() map[string]any {
-	return map[string]any{"key": e.Key, "value": e.Value}
+// shape is the entry of map mapName; it names its map, so that a
+// template can hand the entries to renderEach one by one.
+func (e mapEntryIR) shape(mapName string) map[string]any {
+	return map[string]any{"key": e.Key, "value": e.Value, "map": mapName}
 }
 
 func (g *groupIR) shape() map[string]any {
