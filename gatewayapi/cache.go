@@ -47,6 +47,10 @@ type Cache struct {
 
 	hosts     map[hostCacheKey]*hostOutput
 	nextHosts map[hostCacheKey]*hostOutput
+
+	// sizes are the previous Build's map sizes per Gateway.
+	sizes     map[sizeKey]int
+	nextSizes map[sizeKey]int
 }
 
 // cacheKey is one object of one alias, by its address.
@@ -81,6 +85,7 @@ func (c *Cache) begin() {
 	c.nextRoutes = make(map[unsafe.Pointer]*routeEntry, len(c.routes))
 	c.nextPorts = make(map[unsafe.Pointer]serviceEntry, len(c.servicePorts))
 	c.nextHosts = make(map[hostCacheKey]*hostOutput, len(c.hosts))
+	c.nextSizes = make(map[sizeKey]int, len(c.sizes))
 }
 
 // end keeps the entries this Build used and drops the others.
@@ -89,6 +94,7 @@ func (c *Cache) end() {
 	c.routes, c.nextRoutes = c.nextRoutes, nil
 	c.servicePorts, c.nextPorts = c.nextPorts, nil
 	c.hosts, c.nextHosts = c.nextHosts, nil
+	c.sizes, c.nextSizes = c.nextSizes, nil
 	c.mu.Unlock()
 }
 
@@ -172,6 +178,12 @@ func (w *world) resolve(src any, key unsafe.Pointer, resourceVersion string, f f
 	c.nextRoutes[key] = e
 	cp := *e.r
 	return &cp
+}
+
+// sizeKey names one map of one Gateway's context ("" for its host keys).
+type sizeKey struct {
+	gateway Ref
+	name    string
 }
 
 // hostCacheKey names one host key of one Gateway.

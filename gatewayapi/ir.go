@@ -196,12 +196,32 @@ func (b *builder) entry(mapName, key, value string) {
 	b.add(mapName, e)
 }
 
+// sizeOf is how many entries map mapName ("" for the host keys) had in
+// the previous Build with the cache, to size its set at once.
+func (b *builder) sizeOf(mapName string) int {
+	if b.cache == nil {
+		return 0
+	}
+	return b.cache.sizes[sizeKey{gateway: b.gw, name: mapName}]
+}
+
+// keepSizes records the sizes of this Build's maps for the next one.
+func (b *builder) keepSizes(hostKeys int) {
+	if b.cache == nil {
+		return
+	}
+	b.cache.nextSizes[sizeKey{gateway: b.gw}] = hostKeys
+	for n, s := range b.seen {
+		b.cache.nextSizes[sizeKey{gateway: b.gw, name: n}] = len(s)
+	}
+}
+
 // add writes e into map mapName unless an entry of its key is there.
 func (b *builder) add(mapName string, e mapEntryIR) {
 	key := e.Key
 	s := b.seen[mapName]
 	if s == nil {
-		s = map[string]bool{}
+		s = make(map[string]bool, b.sizeOf(mapName))
 		b.seen[mapName] = s
 	}
 	if s[key] {
@@ -317,7 +337,7 @@ func certLines(ls []*listener, port int32) []crtLine {
 // http writes the host and path maps, groups and selectors of the HTTP
 // and gRPC routes of g.
 func (b *builder) http(g *gateway, byPort map[int32]*frontendIR) {
-	hosts := map[string]*hostState{}
+	hosts := make(map[string]*hostState, b.sizeOf(""))
 	var keys []string
 	attached := append(append([]*attachedRoute(nil), g.http...), g.grpc...)
 	for _, a := range attached {
@@ -384,6 +404,7 @@ func (b *builder) http(g *gateway, byPort map[int32]*frontendIR) {
 		}
 		b.cache.nextHosts[key] = o
 	}
+	b.keepSizes(len(keys))
 	for _, fe := range byPort {
 		sort.Slice(fe.Groups, func(i, j int) bool { return fe.Groups[i].ID < fe.Groups[j].ID })
 		sort.Slice(fe.Selectors, func(i, j int) bool { return fe.Selectors[i].ID < fe.Selectors[j].ID })
