@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -161,7 +162,47 @@ spec:
 	}
 	rb.waitServed("first.example", 2*time.Minute)
 	rb.firstServed = time.Since(rb.started)
+	rb.profileCPU()
 	return rb
+}
+
+// profileCPU, when HAPTIC_BENCH_PROFILE_DIR is set, saves the
+// controller's CPU profile of the program's first
+// HAPTIC_BENCH_CPU_PROFILE seconds (default 30) to
+// <dir>/<kind>-controller-cpu.pb.gz, in the background.
+func (rb *routeBench) profileCPU() {
+	dir := os.Getenv("HAPTIC_BENCH_PROFILE_DIR")
+	if dir == "" || rb.pprof == "" {
+		return
+	}
+	secs := envInt("HAPTIC_BENCH_CPU_PROFILE", 30)
+	path := filepath.Join(dir, rb.kind.name+"-controller-cpu.pb.gz")
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		ctx, cancel := context.WithTimeout(rb.ctx, time.Duration(secs+30)*time.Second)
+		defer cancel()
+		url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", rb.pprof, secs)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			rb.b.Logf("CPU profile: %v", err)
+			return
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err == nil && resp.StatusCode == http.StatusOK {
+			err = os.WriteFile(path, body, 0o644)
+		}
+		if err != nil {
+			rb.b.Logf("CPU profile: %s %v", resp.Status, err)
+			return
+		}
+		rb.b.Logf("controller CPU profile: %s", path)
+	})
+	rb.b.Cleanup(wg.Wait)
 }
 
 // waitFleetPod waits until the fleet of Gateway gw (in the backends'
