@@ -34,6 +34,7 @@ var fuzzKinds = []struct{ alias, apiVersion, kind string }{
 // characters (they become map file lines).
 func FuzzBuild(f *testing.F) {
 	f.Add([]byte(base + "\n---\n" + coreFuzzSeed))
+	f.Add([]byte(base + "\n---\n" + extendedFuzzSeed))
 	f.Add([]byte("kind: Gateway\nmetadata: {namespace: a, name: b}\nspec: {gatewayClassName: haptic, listeners: [{name: x, port: 70000, protocol: HTTP, hostname: \"*\"}]}\n"))
 	f.Add([]byte("kind: HTTPRoute\nmetadata: {namespace: a, name: r}\nspec: {parentRefs: 3, rules: [{matches: [{path: {value: \"/a b\"}}]}]}\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -34,7 +34,10 @@ type listener struct {
 	name     string
 	port     int32
 	protocol string
-	hostname string // "" means any
+	// terminate is true for a TLS listener that terminates TLS (mode
+	// Terminate) and forwards the clear stream.
+	terminate bool
+	hostname  string // "" means any
 	// kinds are the route kinds it supports (status.supportedKinds).
 	kinds []string
 	// acceptsRoutes is false for a listener that cannot carry routes
@@ -171,8 +174,11 @@ func (w *world) resolveListener(g *gateway, l *gatewayv1.Listener) *listener {
 	if l.TLS != nil && l.TLS.Mode != nil {
 		mode = string(*l.TLS.Mode)
 	}
-	switch li.protocol {
-	case "HTTPS":
+	if li.protocol == "TLS" && mode == string(gatewayv1.TLSModeTerminate) {
+		li.terminate = true
+	}
+	switch {
+	case li.protocol == "HTTPS" || li.terminate:
 		if mode != string(gatewayv1.TLSModeTerminate) {
 			accepted = cond(string(gatewayv1.ListenerConditionAccepted), false, string(gatewayv1.ListenerReasonUnsupportedValue), "an HTTPS listener terminates TLS (tls.mode Terminate)")
 			programmable = false
@@ -183,7 +189,7 @@ func (w *world) resolveListener(g *gateway, l *gatewayv1.Listener) *listener {
 			refs = l.TLS.CertificateRefs
 		}
 		if len(refs) == 0 {
-			resolved = cond(string(gatewayv1.ListenerConditionResolvedRefs), false, string(gatewayv1.ListenerReasonInvalidCertificateRef), "an HTTPS listener needs tls.certificateRefs")
+			resolved = cond(string(gatewayv1.ListenerConditionResolvedRefs), false, string(gatewayv1.ListenerReasonInvalidCertificateRef), "a listener that terminates TLS needs tls.certificateRefs")
 		}
 		for _, ref := range refs {
 			c, reason, msg := w.resolveCertificate(g.ref.Namespace, ref)
@@ -198,9 +204,9 @@ func (w *world) resolveListener(g *gateway, l *gatewayv1.Listener) *listener {
 		if len(li.certs) == 0 {
 			programmable = false
 		}
-	case "TLS":
+	case li.protocol == "TLS":
 		if mode != string(gatewayv1.TLSModePassthrough) {
-			accepted = cond(string(gatewayv1.ListenerConditionAccepted), false, string(gatewayv1.ListenerReasonUnsupportedValue), "a TLS listener passes TLS through (tls.mode Passthrough); Terminate is not supported")
+			accepted = cond(string(gatewayv1.ListenerConditionAccepted), false, string(gatewayv1.ListenerReasonUnsupportedValue), "tls.mode "+mode+" is not supported (Passthrough and Terminate are)")
 			programmable = false
 		}
 	}
@@ -219,8 +225,8 @@ func (w *world) resolveListener(g *gateway, l *gatewayv1.Listener) *listener {
 }
 
 // markConflicts applies the listener compatibility rules: on one port,
-// every listener has the same protocol family (HTTP, or HTTPS, or TLS)
-// and a distinct hostname.
+// every listener has the same protocol family (HTTP, or HTTPS, or TLS
+// of either mode) and a distinct hostname.
 func markConflicts(ls []*listener) {
 	byPort := map[int32][]*listener{}
 	for _, l := range ls {

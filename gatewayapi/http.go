@@ -2,6 +2,7 @@ package gatewayapi
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -29,9 +30,40 @@ type httpRule struct {
 	// smaller of timeouts.request and timeouts.backendRequest), 0 for the
 	// default.
 	timeoutMS int64
+	// retryOn and retries are the rule's retry policy as HAProxy's
+	// retry-on and retries say it; retryOn "" keeps the library's.
+	retryOn string
+	retries int64
+	// choices, when set, replace backend: the rule has backendRef-level
+	// filters, so each backendRef is a backend of its own (with its
+	// filters in its section) and the frontend picks one by weight.
+	choices []*choice
 	// fail, when set, makes every request of the rule answer 500
 	// (a filter HAPTIC cannot apply).
 	fail bool
+}
+
+// choice is one backendRef of a rule with backendRef-level filters:
+// backend nil means the share answers 500 (a backendRef that does not
+// resolve).
+type choice struct {
+	backend *backendSet
+	weight  int64
+}
+
+// decorate gives bs the rule's settings that HAProxy keeps per backend
+// (server timeout, retries), naming it after them.
+func (hr *httpRule) decorate(bs *backendSet) {
+	if hr.timeoutMS > 0 {
+		// HAProxy sets a server timeout in a backend only: a rule with
+		// timeouts gets a backend of its own timeout.
+		bs.TimeoutMS = hr.timeoutMS
+		bs.Name += "_t" + strconv.FormatInt(hr.timeoutMS, 10)
+	}
+	if hr.retryOn != "" {
+		bs.RetryOn, bs.Retries = hr.retryOn, hr.retries
+		bs.Name += "_r" + shortID(hr.retryOn, strconv.FormatInt(hr.retries, 10))[:8]
+	}
 }
 
 // httpMatch is one match of a rule, normalized.
@@ -148,28 +180,149 @@ func (w *world) resolveHTTPRoute(hr *gatewayv1.HTTPRoute) *route {
 		if t := rule.Timeouts; t != nil {
 			hr.timeoutMS = minTimeout(t.Request, t.BackendRequest)
 		}
+		if rule.Retry != nil {
+			var problem string
+			hr.retryOn, hr.retries, problem = retryPolicy(rule.Retry)
+			if problem != "" && r.unsupported == "" {
+				r.unsupported = problem
+			}
+		}
 		var rr []refResult
+		var actions [][]*actionIR
+		filtered := false
 		for _, b := range rule.BackendRefs {
 			res := w.resolveBackend(kindHTTP, r.ref.Namespace, b.BackendRef)
+			var acts []*actionIR
 			if res.reason == "" && len(b.Filters) > 0 {
-				// backendRef-level filters are not applied yet; the
-				// share of such a backend is answered with 500.
-				res.reason, res.msg = string(gatewayv1.RouteReasonUnsupportedValue), "backendRef filters are not supported"
+				var problem string
+				if acts, problem = backendRefActions(b.Filters); problem != "" {
+					// The share of a backendRef whose filters HAPTIC
+					// cannot apply is answered with 500.
+					res.reason, res.msg = string(gatewayv1.RouteReasonUnsupportedValue), problem
+					if r.unsupported == "" {
+						r.unsupported = problem
+					}
+				} else if len(acts) > 0 {
+					filtered = true
+				}
 			}
 			rr = append(rr, res)
+			actions = append(actions, acts)
 		}
 		results = append(results, rr...)
-		hr.backend, _ = newBackendSet("http", "be_", false, rr)
-		if hr.backend != nil && hr.timeoutMS > 0 {
-			// HAProxy sets a server timeout in a backend only: a rule
-			// with timeouts gets a backend of its own timeout.
-			hr.backend.TimeoutMS = hr.timeoutMS
-			hr.backend.Name += "_t" + strconv.FormatInt(hr.timeoutMS, 10)
+		if filtered {
+			hr.choices = ruleChoices(hr, rr, actions)
+		} else {
+			hr.backend, _ = newBackendSet("http", "be_", false, rr)
+			if hr.backend != nil {
+				hr.decorate(hr.backend)
+			}
 		}
 		r.http.rules = append(r.http.rules, hr)
 	}
 	r.resolved = resolvedRefs(results)
 	return r
+}
+
+// ruleChoices makes one backend per backendRef of a rule with
+// backendRef-level filters: the backendRef's filters go into its
+// backend's section.
+func ruleChoices(hr *httpRule, rr []refResult, actions [][]*actionIR) []*choice {
+	var out []*choice
+	for i, res := range rr {
+		if res.ref.Weight <= 0 {
+			continue
+		}
+		if res.reason != "" {
+			out = append(out, &choice{weight: res.ref.Weight})
+			continue
+		}
+		bs, _ := newBackendSet("http", "be_", false, []refResult{res})
+		if acts := actions[i]; len(acts) > 0 {
+			bs.Actions = acts
+			parts := make([]string, 0, 3*len(acts))
+			for _, a := range acts {
+				parts = append(parts, a.Kind, a.Name, a.Value)
+			}
+			bs.Name += "_f" + shortID(parts...)[:8]
+		}
+		hr.decorate(bs)
+		out = append(out, &choice{backend: bs, weight: res.ref.Weight})
+	}
+	return out
+}
+
+// backendRefActions turns the filters of one backendRef into the lines
+// of its backend's section: request and response header modifiers are
+// what a backend section can apply.
+func backendRefActions(fs []gatewayv1.HTTPRouteFilter) ([]*actionIR, string) {
+	var out []*actionIR
+	for _, f := range fs {
+		switch f.Type {
+		case gatewayv1.HTTPRouteFilterRequestHeaderModifier:
+			if p := checkHeaderFilter(f.RequestHeaderModifier); p != "" {
+				return nil, p
+			}
+			out = append(out, headerActions("req", f.RequestHeaderModifier)...)
+		case gatewayv1.HTTPRouteFilterResponseHeaderModifier:
+			if p := checkHeaderFilter(f.ResponseHeaderModifier); p != "" {
+				return nil, p
+			}
+			out = append(out, headerActions("rsp", f.ResponseHeaderModifier)...)
+		default:
+			return nil, fmt.Sprintf("backendRef filter type %q is not supported (header modifiers are)", f.Type)
+		}
+	}
+	return out, ""
+}
+
+// retryCodes are the status codes HAProxy's retry-on knows.
+var retryCodes = map[int]bool{401: true, 403: true, 404: true, 408: true, 425: true, 429: true, 500: true, 501: true, 502: true, 503: true, 504: true}
+
+// defaultRetries is HAProxy's retries when a rule's retry sets no
+// attempts.
+const defaultRetries = 3
+
+// retryPolicy turns a rule's retry into HAProxy's retry-on and retries:
+// connection failures and empty responses are always retried (the API
+// asks for connection errors), the codes HAProxy knows are added. A code
+// HAProxy cannot retry on and a backoff (HAProxy retries without delay)
+// are reported as problem; the rest of the policy still applies.
+func retryPolicy(rt *gatewayv1.HTTPRouteRetry) (on string, retries int64, problem string) {
+	on = "conn-failure empty-response"
+	seen := map[int]bool{}
+	for _, c := range rt.Codes {
+		code := int(c)
+		if seen[code] {
+			continue
+		}
+		seen[code] = true
+		if !retryCodes[code] {
+			if problem == "" {
+				problem = fmt.Sprintf("retry code %d is not supported (HAProxy retries on 401, 403, 404, 408, 425, 429, 500-504)", code)
+			}
+			continue
+		}
+	}
+	for _, code := range []int{401, 403, 404, 408, 425, 429, 500, 501, 502, 503, 504} {
+		if seen[code] {
+			on += " " + strconv.Itoa(code)
+		}
+	}
+	retries = defaultRetries
+	if rt.Attempts != nil {
+		retries = int64(*rt.Attempts)
+		if retries < 1 || retries > 100 {
+			retries = min(max(retries, 1), 100)
+			if problem == "" {
+				problem = "retry attempts must be between 1 and 100"
+			}
+		}
+	}
+	if rt.Backoff != nil && problem == "" {
+		problem = "retry backoff is not supported: HAProxy retries without delay"
+	}
+	return on, retries, problem
 }
 
 // normalizeHTTPMatch applies the API defaults and checks the values that
@@ -271,6 +424,8 @@ func checkFilter(f gatewayv1.HTTPRouteFilter) string {
 			return "redirect statusCode is not supported"
 		}
 		return checkPathModifier(rd.Path)
+	case gatewayv1.HTTPRouteFilterCORS:
+		return checkCORS(f.CORS)
 	case gatewayv1.HTTPRouteFilterURLRewrite:
 		rw := f.URLRewrite
 		if rw == nil {
@@ -282,6 +437,122 @@ func checkFilter(f gatewayv1.HTTPRouteFilter) string {
 		return checkPathModifier(rw.Path)
 	}
 	return fmt.Sprintf("filter type %q is not supported", f.Type)
+}
+
+// checkCORS says why a CORS filter cannot be applied.
+func checkCORS(c *gatewayv1.HTTPCORSFilter) string {
+	if c == nil {
+		return "cors is missing"
+	}
+	for _, o := range c.AllowOrigins {
+		if !safeOrigin(string(o)) {
+			return fmt.Sprintf("cors origin %.64q is not scheme://host[:port] or *", string(o))
+		}
+	}
+	for _, m := range c.AllowMethods {
+		if m != "*" && !methods[string(m)] {
+			return fmt.Sprintf("cors method %.32q is not supported", string(m))
+		}
+	}
+	for _, h := range append(append([]gatewayv1.HTTPHeaderName(nil), c.AllowHeaders...), c.ExposeHeaders...) {
+		if h != "*" && !safeHeaderName(string(h)) {
+			return fmt.Sprintf("cors header %.64q is not supported", string(h))
+		}
+	}
+	return ""
+}
+
+// safeOrigin says whether o is "*" or an origin (a scheme, "://", a host
+// that may start with "*." and an optional port) of characters safe in a
+// regular expression once quoted.
+func safeOrigin(o string) bool {
+	if o == "*" {
+		return true
+	}
+	scheme, rest, ok := strings.Cut(o, "://")
+	if !ok || scheme == "" || rest == "" || len(o) > 253 {
+		return false
+	}
+	for i := 0; i < len(o); i++ {
+		c := o[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(".-:/*", c) >= 0) {
+			return false
+		}
+	}
+	return !strings.Contains(strings.TrimPrefix(rest, "*."), "*")
+}
+
+// corsActions are the lines of a CORS filter: an allowed Origin is kept
+// in txn.cors; a preflight (OPTIONS with Access-Control-Request-Method)
+// from it is answered 204 with the allow headers; other responses to it
+// get Access-Control-Allow-Origin and the rest. The origin is echoed
+// (never "*"), which is right with and without credentials; wildcard
+// methods and headers echo what the preflight asks for.
+func corsActions(c *gatewayv1.HTTPCORSFilter) []*actionIR {
+	var alts []string
+	for _, o := range c.AllowOrigins {
+		switch {
+		case o == "*":
+			alts = append(alts, ".+")
+		case strings.Contains(string(o), "://*."):
+			scheme, host, _ := strings.Cut(string(o), "://*.")
+			alts = append(alts, regexp.QuoteMeta(scheme)+"://[^/]+\\."+regexp.QuoteMeta(host))
+		default:
+			alts = append(alts, regexp.QuoteMeta(string(o)))
+		}
+	}
+	if len(alts) == 0 {
+		return nil // no origin allowed: no CORS header is ever sent
+	}
+	creds := c.AllowCredentials != nil && *c.AllowCredentials
+	var pre, rsp []mapEntryIR
+	origin := mapEntryIR{Key: "Access-Control-Allow-Origin", Value: "%[var(txn.cors)]"}
+	pre = append(pre, origin)
+	rsp = append(rsp, origin)
+	if ms := corsList(c.AllowMethods, "%[req.hdr(access-control-request-method)]"); ms != "" {
+		pre = append(pre, mapEntryIR{Key: "Access-Control-Allow-Methods", Value: ms})
+	}
+	if hs := corsList(c.AllowHeaders, "%[req.fhdr(access-control-request-headers)]"); hs != "" {
+		pre = append(pre, mapEntryIR{Key: "Access-Control-Allow-Headers", Value: hs})
+	}
+	wildExpose := "*"
+	if creds {
+		wildExpose = "" // "*" means a literal header name with credentials
+	}
+	if eh := corsList(c.ExposeHeaders, wildExpose); eh != "" {
+		pre = append(pre, mapEntryIR{Key: "Access-Control-Expose-Headers", Value: eh})
+		rsp = append(rsp, mapEntryIR{Key: "Access-Control-Expose-Headers", Value: eh})
+	}
+	maxAge := int64(c.MaxAge)
+	if maxAge <= 0 {
+		maxAge = 5
+	}
+	pre = append(pre, mapEntryIR{Key: "Access-Control-Max-Age", Value: strconv.FormatInt(maxAge, 10)})
+	if creds {
+		cr := mapEntryIR{Key: "Access-Control-Allow-Credentials", Value: "true"}
+		pre = append(pre, cr)
+		rsp = append(rsp, cr)
+	}
+	return []*actionIR{
+		{Kind: "cors-origin", Value: "^(" + strings.Join(alts, "|") + ")$"},
+		{Kind: "cors-preflight", Headers: pre},
+		{Kind: "cors-response", Headers: rsp},
+		// The answer depends on the Origin: caches must know.
+		{Kind: "rsp-add", Name: "Vary", Value: "Origin"},
+	}
+}
+
+// corsList joins a CORS list with ", "; a "*" in it gives wild instead
+// (what the request asked for, or "*").
+func corsList[T ~string](l []T, wild string) string {
+	var out []string
+	for _, x := range l {
+		if x == "*" {
+			return wild
+		}
+		out = append(out, string(x))
+	}
+	return strings.Join(out, ", ")
 }
 
 var redirectCodes = map[int]bool{301: true, 302: true, 303: true, 307: true, 308: true}

@@ -17,12 +17,13 @@ const (
 	MapHostsWild     = "gw-hosts-wild.map"     // .suffix@listener -> host key (map_end, longest first)
 	MapPathsExact    = "gw-paths-exact.map"    // hostkey+path -> route (Exact paths)
 	MapPathsPrefixEq = "gw-paths-prefix-exact.map"
-	MapPathsPrefix   = "gw-paths-prefix.map" // hostkey+prefix+"/" -> route (map_beg)
-	MapTLS           = "gw-tls.map"          // hostkey -> backend (TLS passthrough)
+	MapPathsPrefix   = "gw-paths-prefix.map"  // hostkey+prefix+"/" -> route (map_beg)
+	MapTLS           = "gw-tls.map"           // hostkey -> backend (TLS passthrough and terminate)
+	MapTLSTerminate  = "gw-tls-terminate.map" // listener -> "1" for a listener that terminates TLS on a port that also passes TLS through
 )
 
 // mapNames lists every map of the context, in a fixed order.
-var mapNames = []string{MapListeners, MapListenersWild, MapHosts, MapHostsWild, MapPathsExact, MapPathsPrefixEq, MapPathsPrefix, MapTLS}
+var mapNames = []string{MapListeners, MapListenersWild, MapHosts, MapHostsWild, MapPathsExact, MapPathsPrefixEq, MapPathsPrefix, MapTLS, MapTLSTerminate}
 
 // orderedMaps are the maps whose entries are tried in file order.
 var orderedMaps = map[string]bool{MapListenersWild: true, MapHostsWild: true}
@@ -46,9 +47,15 @@ type mapEntryIR struct {
 
 // frontendIR is one listening port.
 type frontendIR struct {
-	Name      string        `json:"name"`
-	Port      int32         `json:"port"`
-	Protocol  string        `json:"protocol"` // HTTP, HTTPS or TLS
+	Name     string `json:"name"`
+	Port     int32  `json:"port"`
+	Protocol string `json:"protocol"` // HTTP, HTTPS or TLS
+	// Terminate is true for a TLS port whose listeners all terminate
+	// TLS; Mixed for one with listeners of both modes (the passthrough
+	// frontend hands the terminating listeners' connections to a second
+	// frontend that terminates).
+	Terminate bool          `json:"terminate"`
+	Mixed     bool          `json:"mixed"`
 	Listeners []string      `json:"listeners"`
 	Certs     []crtLine     `json:"certs"`
 	Groups    []*groupIR    `json:"groups"`
@@ -79,17 +86,32 @@ type candIR struct {
 
 // selectorIR is what a selected rule match does.
 type selectorIR struct {
-	ID      string         `json:"id"`
-	Backend string         `json:"backend"` // backend name; "" when the rule redirects
-	Actions []*actionIR    `json:"actions"`
+	ID      string      `json:"id"`
+	Backend string      `json:"backend"` // backend name; "" when the rule redirects or has choices
+	Actions []*actionIR `json:"actions"`
+	// Choices, for a rule with backendRef-level filters, pick the
+	// backend by weight: a request whose rand(Total) falls in [Lo, Hi)
+	// goes to Backend.
+	Choices []*choiceIR    `json:"choices"`
+	Total   int64          `json:"total"`
 	shaped  map[string]any // see mapEntryIR.shaped
+}
+
+// choiceIR is one weighted backend of a selector.
+type choiceIR struct {
+	Backend string `json:"backend"`
+	Lo      int64  `json:"lo"`
+	Hi      int64  `json:"hi"`
 }
 
 // actionIR is one HAProxy action of a selected match. Kinds:
 // req-set, req-add, req-del, rsp-set, rsp-add, rsp-del (Name, Value),
 // redirect (Format, Code), rest (N: keep the path after N bytes in
 // txn.rest), path-full (Value), path-prefix (Format when txn.rest is not
-// empty, Value when it is).
+// empty, Value when it is), cors-origin (Value: the regular expression
+// an allowed Origin matches; it is kept in txn.cors), cors-preflight
+// (Headers of the answer to a preflight from an allowed origin),
+// cors-response (Headers added to the response to an allowed origin).
 type actionIR struct {
 	Kind   string `json:"kind"`
 	Name   string `json:"name,omitempty"`
@@ -97,6 +119,9 @@ type actionIR struct {
 	Format string `json:"format,omitempty"`
 	Code   int64  `json:"code,omitempty"`
 	N      int64  `json:"n,omitempty"`
+	// Headers are the header lines of the CORS kinds: name and a
+	// log-format value.
+	Headers []mapEntryIR `json:"headers,omitempty"`
 }
 
 // Static backends of the library: the ones a map value may name besides
@@ -165,7 +190,7 @@ func (c *cand) selectorID() string {
 // plain says whether a request that reaches c needs nothing but its
 // backend: then a map value names the backend directly.
 func (c *cand) plain() bool {
-	return !c.m.conditional() && len(c.rule.filters) == 0
+	return !c.m.conditional() && len(c.rule.filters) == 0 && (c.rule.fail || len(c.rule.choices) == 0)
 }
 
 func (c *cand) backendName() string {
@@ -271,18 +296,28 @@ func (g *gateway) buildContext(c *Cache) map[string]any {
 		}
 		fe := byPort[l.port]
 		if fe == nil {
-			fe = &frontendIR{Name: "gw-" + itoa(l.port), Port: l.port, Protocol: l.protocol, Listeners: []string{}, Certs: []crtLine{}, Groups: []*groupIR{}, Selectors: []*selectorIR{}}
+			fe = &frontendIR{Name: "gw-" + itoa(l.port), Port: l.port, Protocol: l.protocol, Terminate: l.terminate, Listeners: []string{}, Certs: []crtLine{}, Groups: []*groupIR{}, Selectors: []*selectorIR{}}
 			byPort[l.port] = fe
 			ports = append(ports, l.port)
 		}
 		fe.Listeners = append(fe.Listeners, l.name)
+		if fe.Protocol == "TLS" && l.terminate != fe.Terminate {
+			fe.Mixed, fe.Terminate = true, false
+		}
 		b.hostEntries(MapListeners, MapListenersWild, l.hostname, itoa(l.port), l.name)
 	}
 	sort.Slice(ports, func(i, j int) bool { return ports[i] < ports[j] })
 	for _, p := range ports {
 		fe := byPort[p]
 		sort.Strings(fe.Listeners)
-		if fe.Protocol == "HTTPS" {
+		if fe.Mixed {
+			for _, l := range g.listeners {
+				if l.acceptsRoutes && l.port == p && l.terminate {
+					b.entry(MapTLSTerminate, l.name, "1")
+				}
+			}
+		}
+		if fe.Protocol == "HTTPS" || fe.Terminate || fe.Mixed {
 			fe.Certs = certLines(g.listeners, p)
 		}
 		b.ctx.Frontends = append(b.ctx.Frontends, fe)
@@ -555,9 +590,15 @@ func (b *builder) useBackend(c *cand) {
 	if c.rule.fail || c.rule.backend == nil {
 		return
 	}
-	b.backends[c.rule.backend.Name] = c.rule.backend
+	b.keepBackend(c.rule.backend)
+}
+
+// keepBackend puts bs in the context (recording it for the host key's
+// cached output).
+func (b *builder) keepBackend(bs *backendSet) {
+	b.backends[bs.Name] = bs
 	if b.rec != nil {
-		b.rec.backends = append(b.rec.backends, c.rule.backend)
+		b.rec.backends = append(b.rec.backends, bs)
 	}
 }
 
@@ -574,6 +615,8 @@ func (b *builder) selector(c *cand, id string) *selectorIR {
 		case gatewayv1.HTTPRouteFilterRequestRedirect:
 			redirect = true
 			s.Actions = append(s.Actions, redirectActions(c, f.RequestRedirect)...)
+		case gatewayv1.HTTPRouteFilterCORS:
+			s.Actions = append(s.Actions, corsActions(f.CORS)...)
 		case gatewayv1.HTTPRouteFilterURLRewrite:
 			rw := f.URLRewrite
 			if rw.Hostname != nil {
@@ -589,7 +632,19 @@ func (b *builder) selector(c *cand, id string) *selectorIR {
 			}
 		}
 	}
-	if !redirect {
+	switch {
+	case redirect:
+	case !c.rule.fail && len(c.rule.choices) > 0:
+		for _, ch := range c.rule.choices {
+			name := backend500
+			if ch.backend != nil {
+				name = ch.backend.Name
+				b.keepBackend(ch.backend)
+			}
+			s.Choices = append(s.Choices, &choiceIR{Backend: name, Lo: s.Total, Hi: s.Total + ch.weight})
+			s.Total += ch.weight
+		}
+	default:
 		s.Backend = c.backendName()
 		b.useBackend(c)
 	}

@@ -3,6 +3,7 @@ package gatewayapi_test
 import (
 	"encoding/json"
 	"github.com/haptic-io/haptic/store"
+	"slices"
 	"strings"
 	"testing"
 
@@ -199,6 +200,10 @@ spec:
     filters: [{type: ResponseHeaderModifier, responseHeaderModifier: {set: [{name: x-a, value: "1"}]}}]
     backendRefs: [{name: web, port: 8080}]
   - backendRefs: [{name: api, port: 8080, weight: 3}, {name: web, port: 8080}]
+  - matches: [{path: {type: PathPrefix, value: /f}}]
+    backendRefs:
+    - {name: api, port: 8080, filters: [{type: ResponseHeaderModifier, responseHeaderModifier: {set: [{name: x-b, value: "1"}]}}]}
+    - {name: web, port: 8080}
 `
 	routeB := func(rv, path string) string {
 		return `
@@ -263,23 +268,54 @@ spec: {ports: [{name: http, port: ` + port + `}]}
 		{"route deleted", []string{gw("2", "8081"), routeB("2", "/two"), routeC, older}},
 		{"route back", []string{gw("2", "8081"), routeA, routeB("2", "/two"), routeC, older}},
 	}
+	// One store, as the controller keeps: each step updates the objects
+	// whose manifest changed and deletes those it no longer lists, so
+	// that the unchanged ones stay the same objects.
+	m, err := memory(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aliases := map[string]string{"Gateway": gatewayapi.AliasGateways, "HTTPRoute": gatewayapi.AliasHTTPRoutes,
+		"ReferenceGrant": gatewayapi.AliasReferenceGrants, "Service": gatewayapi.AliasServices}
+	baseWeb := webPorts("8080")
+	had := map[string]string{} // alias ns/name → its manifest
 	cache := &gatewayapi.Cache{}
 	ref := gatewayapi.Ref{Namespace: "infra", Name: "gw"}
 	var prev string
 	for _, step := range steps {
-		manifests := base
-		for _, p := range step.parts {
-			if strings.Contains(p, "kind: Service\n") {
-				// Replace the base's Service of the same name.
-				manifests = strings.Replace(manifests, "metadata: {namespace: infra, name: web}\nspec: {ports: [{name: http, port: 8080}]}", strings.TrimSpace(strings.SplitN(p, "kind: Service\n", 2)[1]), 1)
+		parts := step.parts
+		if !slices.ContainsFunc(parts, func(p string) bool { return strings.Contains(p, "kind: Service\n") }) {
+			parts = append(slices.Clone(parts), baseWeb)
+		}
+		now := map[string]string{}
+		for _, p := range parts {
+			objs, err := store.DecodeManifests([]byte(p))
+			if err != nil || len(objs) != 1 {
+				t.Fatalf("%s: %d objects, %v", step.name, len(objs), err)
+			}
+			o := objs[0]
+			md := o["metadata"].(map[string]any)
+			ns, _ := md["namespace"].(string)
+			alias := aliases[o["kind"].(string)]
+			key := alias + " " + ns + "/" + md["name"].(string)
+			now[key] = p
+			if had[key] == p {
 				continue
 			}
-			manifests += "\n---\n" + p
+			if err := m.Update(alias, o); err != nil {
+				t.Fatalf("%s: %v", step.name, err)
+			}
 		}
-		m, err := memory(manifests)
-		if err != nil {
-			t.Fatalf("%s: %v", step.name, err)
+		for key := range had {
+			if _, ok := now[key]; !ok {
+				alias, nsName, _ := strings.Cut(key, " ")
+				ns, name, _ := strings.Cut(nsName, "/")
+				if err := m.Delete(alias, ns, name); err != nil {
+					t.Fatalf("%s: %v", step.name, err)
+				}
+			}
 		}
+		had = now
 		got := gatewayapi.Build(m.Snapshot(), gatewayapi.Options{Cache: cache})
 		want := gatewayapi.Build(m.Snapshot(), gatewayapi.Options{})
 		if want.RenderContext(ref) == nil {
@@ -293,11 +329,11 @@ spec: {ports: [{name: http, port: ` + port + `}]}
 		}
 		// The steps change what they say: each context differs from the
 		// one before, except where nothing changed.
-		now := js(want.RenderContext(ref)) + js(want.Statuses(programmed))
-		if now == prev && step.name != "unchanged" {
+		out := js(want.RenderContext(ref)) + js(want.Statuses(programmed))
+		if out == prev && step.name != "unchanged" {
 			t.Errorf("%s: the step changed nothing; the test does not test it", step.name)
 		}
-		prev = now
+		prev = out
 	}
 }
 

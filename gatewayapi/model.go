@@ -1,6 +1,7 @@
 package gatewayapi
 
 import (
+	"fmt"
 	"sort"
 	"unsafe"
 
@@ -138,6 +139,12 @@ func Build(s templating.Store, opts Options) *Model {
 		g := w.resolveGateway(gw)
 		if c.accepted.Status != "True" {
 			g.rejected = &condition{Type: string(gatewayv1.GatewayConditionAccepted), Status: "False", Reason: string(gatewayv1.GatewayReasonInvalid), Message: "the GatewayClass is not accepted"}
+		} else if inf := gw.Spec.Infrastructure; inf != nil && inf.ParametersRef != nil {
+			// HAPTIC reads no parameters resource, so every reference is
+			// to a kind it does not support: the API's InvalidParameters.
+			p := inf.ParametersRef
+			g.rejected = &condition{Type: string(gatewayv1.GatewayConditionAccepted), Status: "False", Reason: string(gatewayv1.GatewayReasonInvalidParameters),
+				Message: fmt.Sprintf("infrastructure.parametersRef %s/%s %s is not supported: HAPTIC takes no Gateway parameters", p.Group, p.Kind, p.Name)}
 		} else if len(gw.Spec.Addresses) > 0 {
 			g.rejected = &condition{Type: string(gatewayv1.GatewayConditionAccepted), Status: "False", Reason: string(gatewayv1.GatewayReasonUnsupportedAddress), Message: "spec.addresses is not supported: each Gateway gets the addresses of its own fleet"}
 		}

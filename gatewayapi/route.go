@@ -194,6 +194,14 @@ type backendSet struct {
 	// TimeoutMS is the server timeout in milliseconds; 0 keeps the
 	// library's default.
 	TimeoutMS int64 `json:"timeoutMS"`
+	// RetryOn and Retries are HAProxy's retry-on and retries for a rule
+	// with a retry policy; RetryOn "" keeps the library's.
+	RetryOn string `json:"retryOn"`
+	Retries int64  `json:"retries"`
+	// Actions are backendRef-level filters: header lines of the
+	// backend's own section (req-set, req-add, req-del, rsp-set,
+	// rsp-add, rsp-del).
+	Actions []*actionIR `json:"actions"`
 	// shaped, when set, is the JSON-shaped form, kept for the backend of a
 	// cached route (see mapEntryIR.shaped).
 	shaped map[string]any

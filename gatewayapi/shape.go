@@ -71,7 +71,7 @@ func (f *frontendIR) shape() map[string]any {
 		}
 	}
 	return map[string]any{
-		"name": f.Name, "port": int64(f.Port), "protocol": f.Protocol, "listeners": ls,
+		"name": f.Name, "port": int64(f.Port), "protocol": f.Protocol, "terminate": f.Terminate, "mixed": f.Mixed, "listeners": ls,
 		"certs": certs, "groups": groups, "selectors": sels,
 	}
 }
@@ -94,11 +94,11 @@ func (g *groupIR) shape() map[string]any {
 }
 
 func (s *selectorIR) shape() map[string]any {
-	acts := make([]any, 0, len(s.Actions))
-	for _, a := range s.Actions {
-		acts = append(acts, map[string]any{"kind": a.Kind, "name": a.Name, "value": a.Value, "format": a.Format, "code": a.Code, "n": a.N})
+	choices := make([]any, 0, len(s.Choices))
+	for _, c := range s.Choices {
+		choices = append(choices, map[string]any{"backend": c.Backend, "lo": c.Lo, "hi": c.Hi})
 	}
-	return map[string]any{"id": s.ID, "backend": s.Backend, "actions": acts}
+	return map[string]any{"id": s.ID, "backend": s.Backend, "actions": actionsShape(s.Actions), "choices": choices, "total": s.Total}
 }
 
 func matchesShape(ms []valueMatch) []any {
@@ -114,5 +114,18 @@ func (b *backendSet) shape() map[string]any {
 	for _, r := range b.Refs {
 		refs = append(refs, map[string]any{"namespace": r.Namespace, "service": r.Service, "port": r.Port, "weight": r.Weight})
 	}
-	return map[string]any{"name": b.Name, "mode": b.Mode, "h2": b.H2, "refs": refs, "errorWeight": b.ErrorWeight, "timeoutMS": b.TimeoutMS}
+	return map[string]any{"name": b.Name, "mode": b.Mode, "h2": b.H2, "refs": refs, "errorWeight": b.ErrorWeight, "timeoutMS": b.TimeoutMS,
+		"retryOn": b.RetryOn, "retries": b.Retries, "actions": actionsShape(b.Actions)}
+}
+
+func actionsShape(as []*actionIR) []any {
+	out := make([]any, 0, len(as))
+	for _, a := range as {
+		hs := make([]any, 0, len(a.Headers))
+		for _, h := range a.Headers {
+			hs = append(hs, map[string]any{"key": h.Key, "value": h.Value})
+		}
+		out = append(out, map[string]any{"kind": a.Kind, "name": a.Name, "value": a.Value, "format": a.Format, "code": a.Code, "n": a.N, "headers": hs})
+	}
+	return out
 }

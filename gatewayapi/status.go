@@ -38,6 +38,21 @@ func SupportedFeatures() []string {
 		features.SupportHTTPRoute303RedirectStatusCode,
 		features.SupportHTTPRoute307RedirectStatusCode,
 		features.SupportHTTPRoute308RedirectStatusCode,
+		features.SupportHTTPRouteNamedRouteRule,
+		features.SupportGRPCRouteNamedRouteRule,
+		features.SupportHTTPRouteBackendProtocolH2C,
+		features.SupportHTTPRouteBackendProtocolWebSocket,
+		features.SupportHTTPRouteDestinationPortMatching,
+		features.SupportHTTPRouteRequestTimeout,
+		features.SupportHTTPRouteBackendTimeout,
+		features.SupportGatewayAddressEmpty,
+		features.SupportHTTPRouteBackendRequestHeaderModification,
+		features.SupportHTTPRouteRetry,
+		features.SupportGatewayInfrastructure,
+		features.SupportGatewayHTTPSListenerDetectMisdirectedRequests,
+		features.SupportHTTPRouteCORS,
+		features.SupportTLSRouteModeTerminate,
+		features.SupportTLSRouteModeMixed,
 	}
 	out := make([]string, 0, len(fs))
 	for _, f := range fs {

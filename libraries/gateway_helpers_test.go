@@ -8,7 +8,9 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -223,6 +225,9 @@ func startReflector(t *testing.T, name string) *reflector {
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			_, _ = io.Copy(io.Discard, r.Body)
 			w.Header().Set("X-Echo", name)
+			if failing(w, r) {
+				return
+			}
 			w.Header().Set("X-Upstream", "set-by-upstream")
 			w.Header().Set("Content-Type", "application/json")
 			_ = json.NewEncoder(w).Encode(reflection{Name: name, Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Host: r.Host, Proto: r.Proto, Headers: r.Header})
@@ -243,6 +248,35 @@ func startReflector(t *testing.T, name string) *reflector {
 		<-done
 	})
 	return &reflector{port: l.Addr().(*net.TCPAddr).Port}
+}
+
+// failures counts the requests of each retry simulation id, across
+// every reflector (retries may go to another server).
+var failures = struct {
+	sync.Mutex
+	seen map[string]int
+}{seen: map[string]int{}}
+
+// failing answers a request of a retry simulation: with the query
+// parameters code=<status>, after=<n> and id=<unique>, the first n
+// requests of that id get the status, the next ones go on normally.
+func failing(w http.ResponseWriter, r *http.Request) bool {
+	q := r.URL.Query()
+	id, code, after := q.Get("id"), q.Get("code"), q.Get("after")
+	if id == "" || code == "" {
+		return false
+	}
+	failures.Lock()
+	failures.seen[id]++
+	n := failures.seen[id]
+	failures.Unlock()
+	c, _ := strconv.Atoi(code)
+	a, _ := strconv.Atoi(after)
+	if n > a || c < 100 {
+		return false
+	}
+	w.WriteHeader(c)
+	return true
 }
 
 // request is one request of a traffic test.
