@@ -1,44 +1,238 @@
 package gatewayapi
 
 import (
+	"reflect"
+	"slices"
 	"sync"
+	"unsafe"
 )
 
-// Cache keeps the typed form of the objects one [Build] decoded, so that
-// the next Build of a store where few objects changed decodes only those.
-// Objects are keyed by alias, namespace, name and metadata.resourceVersion
-// (an object without resourceVersion, as manifests from files may be, is
-// decoded every time). Each Build forgets the entries its store no longer
-// holds. A Cache is safe for concurrent use; Builds that share one take
-// turns on it. The zero value is ready to use.
+// Cache keeps what one [Build] computed, so that the next Build of a
+// store where few objects changed redoes only the work those changes
+// touch:
+//
+//   - the typed form of each object, for the very same object of the
+//     store (objects are immutable once in a store: a change replaces
+//     the object) with the same metadata.resourceVersion (an object
+//     without resourceVersion, as manifests from files may be, is decoded
+//     every time);
+//   - each route as resolved (rules normalized, backendRefs resolved to
+//     backend sets, ResolvedRefs), for the same typed object, with the
+//     Services and ReferenceGrants its resolution read: the entry is
+//     reused only while those read the same;
+//   - the ports of each Service object, and the whole Service lookup
+//     while the store lists the very same Services;
+//   - for each host key of each Gateway, the map entries, groups,
+//     selectors and backends its rule matches became, reused while the
+//     same rules (the same resolved routes) reach that host key on an
+//     unchanged listener, together with their JSON-shaped form.
+//
+// Each Build forgets the entries its store no longer holds. A Cache is
+// safe for concurrent use; Builds that share one take turns on it. The
+// zero value is ready to use.
 type Cache struct {
 	mu      sync.Mutex
-	entries map[cacheKey]any
-	next    map[cacheKey]any
+	entries map[cacheKey]objEntry
+	next    map[cacheKey]objEntry
+
+	routes     map[unsafe.Pointer]*routeEntry
+	nextRoutes map[unsafe.Pointer]*routeEntry
+
+	// services is the last Build's Service lookup and the objects it
+	// was made of, in list order.
+	services     map[Ref][]servicePort
+	serviceObjs  []map[string]any
+	servicePorts map[unsafe.Pointer]serviceEntry
+	nextPorts    map[unsafe.Pointer]serviceEntry
+
+	hosts     map[hostCacheKey]*hostOutput
+	nextHosts map[hostCacheKey]*hostOutput
+
+	// sizes are the previous Build's map sizes per Gateway.
+	sizes     map[sizeKey]int
+	nextSizes map[sizeKey]int
 }
 
+// cacheKey is one object of one alias, by its address.
 type cacheKey struct {
-	alias, namespace, name, resourceVersion string
+	alias string
+	obj   unsafe.Pointer
 }
+
+// objEntry is the typed form v of object obj (nil when it did not
+// decode); obj keeps the object alive, so that its address is not
+// reused while the entry exists.
+type objEntry struct {
+	obj             map[string]any
+	resourceVersion string
+	v               any
+}
+
+// serviceEntry is one Service object's name and ports.
+type serviceEntry struct {
+	obj   map[string]any
+	ref   Ref
+	ports []servicePort
+}
+
+// objectKey is the address of a store object.
+func objectKey(o map[string]any) unsafe.Pointer { return reflect.ValueOf(o).UnsafePointer() }
 
 // begin starts one Build's use of the cache.
 func (c *Cache) begin() {
 	c.mu.Lock()
-	c.next = make(map[cacheKey]any, len(c.entries))
+	c.next = make(map[cacheKey]objEntry, len(c.entries))
+	c.nextRoutes = make(map[unsafe.Pointer]*routeEntry, len(c.routes))
+	c.nextPorts = make(map[unsafe.Pointer]serviceEntry, len(c.servicePorts))
+	c.nextHosts = make(map[hostCacheKey]*hostOutput, len(c.hosts))
+	c.nextSizes = make(map[sizeKey]int, len(c.sizes))
 }
 
 // end keeps the entries this Build used and drops the others.
 func (c *Cache) end() {
 	c.entries, c.next = c.next, nil
+	c.routes, c.nextRoutes = c.nextRoutes, nil
+	c.servicePorts, c.nextPorts = c.nextPorts, nil
+	c.hosts, c.nextHosts = c.nextHosts, nil
+	c.sizes, c.nextSizes = c.nextSizes, nil
 	c.mu.Unlock()
 }
 
-func (c *Cache) get(k cacheKey) (any, bool) {
-	v, ok := c.entries[k]
-	if ok {
-		c.next[k] = v
+// get returns the typed form of o under alias when o was decoded with
+// resourceVersion rv before.
+func (c *Cache) get(alias string, o map[string]any, rv string) (any, bool) {
+	k := cacheKey{alias: alias, obj: objectKey(o)}
+	e, ok := c.entries[k]
+	if !ok || e.resourceVersion != rv {
+		return nil, false
 	}
-	return v, ok
+	c.next[k] = e
+	return e.v, true
 }
 
-func (c *Cache) put(k cacheKey, v any) { c.next[k] = v }
+func (c *Cache) put(alias string, o map[string]any, rv string, v any) {
+	c.next[cacheKey{alias: alias, obj: objectKey(o)}] = objEntry{obj: o, resourceVersion: rv, v: v}
+}
+
+// routeEntry is one resolved route and what its resolution read.
+type routeEntry struct {
+	// src is the typed object (kept alive: the key is its address); r
+	// the template: Build attaches copies of it, never r itself.
+	src  any
+	r    *route
+	deps routeDeps
+}
+
+// routeDeps are the lookups of one route's resolution.
+type routeDeps struct {
+	services []serviceDep
+	// grants is set when the resolution consulted the ReferenceGrants;
+	// grantsSig is what they were then.
+	grants    bool
+	grantsSig string
+}
+
+// serviceDep is one Service lookup: the ports found, or found false.
+type serviceDep struct {
+	ref   Ref
+	found bool
+	ports []servicePort
+}
+
+// still says whether the lookups of d read the same in w.
+func (d *routeDeps) still(w *world) bool {
+	if d.grants && (!w.grantsStable || d.grantsSig != w.grantsSig) {
+		return false
+	}
+	for _, s := range d.services {
+		ports, ok := w.services[s.ref]
+		if ok != s.found || !slices.Equal(ports, s.ports) {
+			return false
+		}
+	}
+	return true
+}
+
+// resolve returns the route of typed object src (of address key, with
+// resourceVersion rv), through the cache when there is one: a copy of
+// the cached template when its object and lookups are unchanged, else
+// fresh from f (and cached).
+func (w *world) resolve(src any, key unsafe.Pointer, resourceVersion string, f func() *route) *route {
+	c := w.opts.Cache
+	if c == nil || resourceVersion == "" {
+		return f()
+	}
+	e := c.routes[key]
+	if e == nil || !e.deps.still(w) {
+		w.rec = &routeDeps{}
+		r := f()
+		e = &routeEntry{src: src, r: r, deps: *w.rec}
+		w.rec = nil
+		if e.deps.grants && !w.grantsStable {
+			// Grants without resourceVersion cannot be compared: this
+			// route is resolved again next time.
+			cp := *r
+			return &cp
+		}
+	}
+	c.nextRoutes[key] = e
+	cp := *e.r
+	return &cp
+}
+
+// sizeKey names one map of one Gateway's context ("" for its host keys).
+type sizeKey struct {
+	gateway Ref
+	name    string
+}
+
+// hostCacheKey names one host key of one Gateway.
+type hostCacheKey struct {
+	gateway Ref
+	hostKey string
+}
+
+// hostOutput is what the rule matches reaching one host key became, and
+// the inputs that decide it: the listener and the candidates in
+// attachment order.
+type hostOutput struct {
+	listener  listenerSig
+	cands     []candSig
+	entries   []recordedEntry
+	groups    []*groupIR
+	selectors []*selectorIR
+	backends  []*backendSet
+}
+
+// listenerSig is what of a listener the per-host output reads.
+type listenerSig struct {
+	name, protocol string
+	port           int32
+}
+
+// candSig is one candidate: a match of a resolved rule. Rules belong to
+// cached route templates, so the same pointer is the same rule of the
+// same route object.
+type candSig struct {
+	rule     *httpRule
+	matchIdx int
+}
+
+// recordedEntry is one write of a map entry.
+type recordedEntry struct {
+	mapName string
+	e       mapEntryIR
+}
+
+// same says whether o was computed from these inputs.
+func (o *hostOutput) same(l listenerSig, cands []*cand) bool {
+	if o.listener != l || len(o.cands) != len(cands) {
+		return false
+	}
+	for i, c := range cands {
+		if o.cands[i] != (candSig{rule: c.rule, matchIdx: c.matchIdx}) {
+			return false
+		}
+	}
+	return true
+}

@@ -44,12 +44,11 @@ func list[T any](s templating.Store, alias string, c *Cache) []*T {
 	objs := s.List(alias)
 	out := make([]*T, 0, len(objs))
 	for _, o := range objs {
-		var key cacheKey
+		rv := ""
 		if c != nil {
-			md := obj(o, "metadata")
-			key = cacheKey{alias: alias, namespace: str(md, "namespace"), name: str(md, "name"), resourceVersion: str(md, "resourceVersion")}
-			if key.resourceVersion != "" {
-				if v, ok := c.get(key); ok {
+			rv = str(obj(o, "metadata"), "resourceVersion")
+			if rv != "" {
+				if v, ok := c.get(alias, o, rv); ok {
 					if t, ok := v.(*T); ok && t != nil {
 						out = append(out, t)
 					}
@@ -61,8 +60,12 @@ func list[T any](s templating.Store, alias string, c *Cache) []*T {
 		if decode(o, v) != nil {
 			v = nil
 		}
-		if c != nil && key.resourceVersion != "" {
-			c.put(key, v) // a failed decode is remembered as nil
+		if c != nil && rv != "" {
+			if v == nil {
+				c.put(alias, o, rv, nil) // a failed decode is remembered
+			} else {
+				c.put(alias, o, rv, v)
+			}
 		}
 		if v != nil {
 			out = append(out, v)

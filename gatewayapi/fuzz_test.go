@@ -71,12 +71,20 @@ func FuzzBuild(f *testing.F) {
 		snap := m.Snapshot()
 		model := gatewayapi.Build(snap, gatewayapi.Options{})
 		again := gatewayapi.Build(snap, gatewayapi.Options{})
+		// A Cache changes nothing: the second cached Build reuses what
+		// the first one resolved.
+		cache := &gatewayapi.Cache{}
+		gatewayapi.Build(snap, gatewayapi.Options{Cache: cache})
+		cached := gatewayapi.Build(snap, gatewayapi.Options{Cache: cache})
 		fleet := func(gatewayapi.Ref) gatewayapi.Fleet {
 			return gatewayapi.Fleet{Addresses: []string{"10.0.0.1"}, ProgrammedGeneration: 1}
 		}
 		sts := model.Statuses(fleet)
 		if !reflect.DeepEqual(sts, again.Statuses(fleet)) {
 			t.Fatal("statuses differ between two builds of the same store")
+		}
+		if !reflect.DeepEqual(sts, cached.Statuses(fleet)) {
+			t.Fatal("statuses differ with a Cache")
 		}
 		for _, st := range sts {
 			if _, err := json.Marshal(st.Status); err != nil {
@@ -88,6 +96,9 @@ func FuzzBuild(f *testing.F) {
 			ctx := model.RenderContext(ref)
 			if !reflect.DeepEqual(ctx, again.RenderContext(ref)) {
 				t.Fatalf("render context of %s differs between two builds", ref)
+			}
+			if !reflect.DeepEqual(ctx, cached.RenderContext(ref)) {
+				t.Fatalf("render context of %s differs with a Cache", ref)
 			}
 			if _, err := json.Marshal(ctx); err != nil {
 				t.Fatalf("render context of %s: %v", ref, err)

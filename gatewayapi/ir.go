@@ -40,6 +40,9 @@ type renderContext struct {
 type mapEntryIR struct {
 	Key   string `json:"key"`
 	Value string `json:"value"`
+	// shaped, when set, is the entry's JSON-shaped form, kept with a
+	// cached host key's output.
+	shaped map[string]any
 }
 
 // frontendIR is one listening port.
@@ -68,8 +71,9 @@ type crtLine struct {
 // groupIR is a map value that needs conditions: its candidates are
 // tried in order, the first whose conditions hold is selected.
 type groupIR struct {
-	ID         string    `json:"id"`
-	Candidates []*candIR `json:"candidates"`
+	ID         string         `json:"id"`
+	Candidates []*candIR      `json:"candidates"`
+	shaped     map[string]any // see mapEntryIR.shaped
 }
 
 type candIR struct {
@@ -88,8 +92,9 @@ type selectorIR struct {
 	// Choices, for a rule with backendRef-level filters, pick the
 	// backend by weight: a request whose rand(Total) falls in [Lo, Hi)
 	// goes to Backend.
-	Choices []*choiceIR `json:"choices"`
-	Total   int64       `json:"total"`
+	Choices []*choiceIR    `json:"choices"`
+	Total   int64          `json:"total"`
+	shaped  map[string]any // see mapEntryIR.shaped
 }
 
 // choiceIR is one weighted backend of a selector.
@@ -200,19 +205,55 @@ type builder struct {
 	ctx      *renderContext
 	seen     map[string]map[string]bool // map -> keys written
 	backends map[string]*backendSet
+	// cache, when set, keeps each host key's output for the next Build
+	// (of Gateway gw); rec records the host key being computed.
+	cache *Cache
+	gw    Ref
+	rec   *hostOutput
 }
 
 func (b *builder) entry(mapName, key, value string) {
+	e := mapEntryIR{Key: key, Value: value}
+	if b.rec != nil {
+		e.shaped = e.shape(mapName)
+		b.rec.entries = append(b.rec.entries, recordedEntry{mapName: mapName, e: e})
+	}
+	b.add(mapName, e)
+}
+
+// sizeOf is how many entries map mapName ("" for the host keys) had in
+// the previous Build with the cache, to size its set at once.
+func (b *builder) sizeOf(mapName string) int {
+	if b.cache == nil {
+		return 0
+	}
+	return b.cache.sizes[sizeKey{gateway: b.gw, name: mapName}]
+}
+
+// keepSizes records the sizes of this Build's maps for the next one.
+func (b *builder) keepSizes(hostKeys int) {
+	if b.cache == nil {
+		return
+	}
+	b.cache.nextSizes[sizeKey{gateway: b.gw}] = hostKeys
+	for n, s := range b.seen {
+		b.cache.nextSizes[sizeKey{gateway: b.gw, name: n}] = len(s)
+	}
+}
+
+// add writes e into map mapName unless an entry of its key is there.
+func (b *builder) add(mapName string, e mapEntryIR) {
+	key := e.Key
 	s := b.seen[mapName]
 	if s == nil {
-		s = map[string]bool{}
+		s = make(map[string]bool, b.sizeOf(mapName))
 		b.seen[mapName] = s
 	}
 	if s[key] {
 		return // first write wins (callers write in precedence order)
 	}
 	s[key] = true
-	b.ctx.Maps[mapName] = append(b.ctx.Maps[mapName], mapEntryIR{Key: key, Value: value})
+	b.ctx.Maps[mapName] = append(b.ctx.Maps[mapName], e)
 }
 
 // hostKey is the key that names one hostname of one listener in the
@@ -232,12 +273,15 @@ func (b *builder) hostEntries(exactMap, wildMap, host, suffix, value string) {
 	}
 }
 
-// buildContext computes the render context of g.
-func (g *gateway) buildContext() map[string]any {
+// buildContext computes the render context of g, reusing the output of
+// unchanged host keys from c when it is not nil.
+func (g *gateway) buildContext(c *Cache) map[string]any {
 	b := &builder{
 		ctx:      &renderContext{Namespace: g.ref.Namespace, Name: g.ref.Name, Maps: map[string][]mapEntryIR{}},
 		seen:     map[string]map[string]bool{},
 		backends: map[string]*backendSet{},
+		cache:    c,
+		gw:       g.ref,
 	}
 	for _, n := range mapNames {
 		b.ctx.Maps[n] = []mapEntryIR{}
@@ -328,15 +372,7 @@ func certLines(ls []*listener, port int32) []crtLine {
 // http writes the host and path maps, groups and selectors of the HTTP
 // and gRPC routes of g.
 func (b *builder) http(g *gateway, byPort map[int32]*frontendIR) {
-	// Candidates per host key, and the listener of each host key.
-	type hostState struct {
-		l      *listener
-		exact  map[string][]*cand
-		prefix map[string][]*cand
-		regex  []*cand
-		all    []*cand
-	}
-	hosts := map[string]*hostState{}
+	hosts := make(map[string]*hostState, b.sizeOf(""))
 	var keys []string
 	attached := append(append([]*attachedRoute(nil), g.http...), g.grpc...)
 	for _, a := range attached {
@@ -353,10 +389,9 @@ func (b *builder) http(g *gateway, byPort map[int32]*frontendIR) {
 			hk := hostKey(a.l, h)
 			st := hosts[hk]
 			if st == nil {
-				st = &hostState{l: a.l, exact: map[string][]*cand{}, prefix: map[string][]*cand{}}
+				st = &hostState{l: a.l, host: h}
 				hosts[hk] = st
 				keys = append(keys, hk)
-				b.hostEntries(MapHosts, MapHostsWild, h, a.l.name, hk)
 			}
 			for _, rule := range hr.rules {
 				for i := range rule.matches {
@@ -369,97 +404,162 @@ func (b *builder) http(g *gateway, byPort map[int32]*frontendIR) {
 	sort.Strings(keys)
 	for _, hk := range keys {
 		st := hosts[hk]
-		sort.SliceStable(st.all, func(i, j int) bool { return st.all[i].before(st.all[j]) })
-		for _, c := range st.all {
-			switch c.m.pathType {
-			case string(gatewayv1.PathMatchExact):
-				st.exact[c.m.path] = append(st.exact[c.m.path], c)
-			case string(gatewayv1.PathMatchPathPrefix):
-				st.prefix[c.m.path] = append(st.prefix[c.m.path], c)
-			default:
-				st.regex = append(st.regex, c)
-			}
-		}
 		fe := byPort[st.l.port]
-		sels := map[string]bool{}
-		groups := map[string]bool{}
-		emit := func(mapName, key, group string, list []*cand) {
-			if len(list) == 1 && list[0].plain() {
-				b.useBackend(list[0])
-				b.entry(mapName, key, list[0].backendName())
-				return
-			}
-			gid := "~" + shortID(group)
-			b.entry(mapName, key, gid)
-			if groups[gid] {
-				return
-			}
-			groups[gid] = true
-			grp := &groupIR{ID: gid}
-			for _, c := range list {
-				sel := c.selectorID()
-				grp.Candidates = append(grp.Candidates, &candIR{Selector: sel, Method: c.m.method, Headers: nonNil(c.m.headers), Query: nonNil(c.m.query), PathRegex: pathRegex(c.m)})
-				if !sels[sel] {
-					sels[sel] = true
-					fe.Selectors = append(fe.Selectors, b.selector(c, sel))
-				}
-			}
-			fe.Groups = append(fe.Groups, grp)
+		if b.cache == nil {
+			b.hostKey(hk, st, fe)
+			continue
 		}
-		// chain returns the candidates a request for path p tries, in
-		// order, up to the first one without conditions.
-		chain := func(p string, exact bool) []*cand {
-			var out []*cand
-			add := func(cs []*cand) bool {
-				for _, c := range cs {
-					out = append(out, c)
-					if !c.m.conditional() {
-						return true
-					}
-				}
-				return false
-			}
-			if exact && add(st.exact[p]) {
-				return out
-			}
-			for q := p; ; {
-				if add(st.prefix[q]) {
-					return out
-				}
-				if q == "/" {
-					break
-				}
-				i := strings.LastIndexByte(q, '/')
-				if i <= 0 {
-					q = "/"
-				} else {
-					q = q[:i]
-				}
-			}
-			add(st.regex)
-			return out
+		key := hostCacheKey{gateway: b.gw, hostKey: hk}
+		lsig := listenerSig{name: st.l.name, protocol: st.l.protocol, port: st.l.port}
+		if o := b.cache.hosts[key]; o != nil && o.same(lsig, st.all) {
+			b.replay(o, fe)
+			b.cache.nextHosts[key] = o
+			continue
 		}
-		for _, p := range sortedKeys(st.exact) {
-			emit(MapPathsExact, hk+p, hk+" exact "+p, chain(p, true))
+		o := &hostOutput{listener: lsig, cands: make([]candSig, 0, len(st.all))}
+		for _, c := range st.all {
+			o.cands = append(o.cands, candSig{rule: c.rule, matchIdx: c.matchIdx})
 		}
-		for _, p := range sortedKeys(st.prefix) {
-			list := chain(p, false)
-			if p != "/" {
-				emit(MapPathsPrefixEq, hk+p, hk+" prefix "+p, list)
-				emit(MapPathsPrefix, hk+p+"/", hk+" prefix "+p, list)
-			} else {
-				emit(MapPathsPrefix, hk+"/", hk+" prefix /", list)
+		g0, s0 := len(fe.Groups), len(fe.Selectors)
+		b.rec = o
+		b.hostKey(hk, st, fe)
+		b.rec = nil
+		o.groups = append([]*groupIR(nil), fe.Groups[g0:]...)
+		o.selectors = append([]*selectorIR(nil), fe.Selectors[s0:]...)
+		for _, gr := range o.groups {
+			gr.shaped = gr.shape()
+		}
+		for _, sel := range o.selectors {
+			sel.shaped = sel.shape()
+		}
+		for _, bs := range o.backends {
+			if bs.shaped == nil {
+				bs.shaped = bs.shape()
 			}
 		}
-		if len(st.regex) > 0 && len(st.prefix["/"]) == 0 {
-			// Requests no path map matches still try the regular
-			// expressions: the root prefix of the host key leads there.
-			emit(MapPathsPrefix, hk+"/", hk+" prefix /", chain("/", false))
-		}
+		b.cache.nextHosts[key] = o
 	}
+	b.keepSizes(len(keys))
 	for _, fe := range byPort {
 		sort.Slice(fe.Groups, func(i, j int) bool { return fe.Groups[i].ID < fe.Groups[j].ID })
 		sort.Slice(fe.Selectors, func(i, j int) bool { return fe.Selectors[i].ID < fe.Selectors[j].ID })
+	}
+}
+
+// hostState is what reaches one host key: its listener and the
+// candidates, in attachment order until hostKey sorts them.
+type hostState struct {
+	l      *listener
+	host   string
+	exact  map[string][]*cand
+	prefix map[string][]*cand
+	regex  []*cand
+	all    []*cand
+}
+
+// replay writes the cached output o of a host key as hostKey wrote it.
+func (b *builder) replay(o *hostOutput, fe *frontendIR) {
+	for _, r := range o.entries {
+		b.add(r.mapName, r.e)
+	}
+	fe.Groups = append(fe.Groups, o.groups...)
+	fe.Selectors = append(fe.Selectors, o.selectors...)
+	for _, bs := range o.backends {
+		b.backends[bs.Name] = bs
+	}
+}
+
+// hostKey writes the path map entries, groups and selectors of host key
+// hk of frontend fe.
+func (b *builder) hostKey(hk string, st *hostState, fe *frontendIR) {
+	// The host key's own entry: no other host key writes its key.
+	b.hostEntries(MapHosts, MapHostsWild, st.host, st.l.name, hk)
+	st.exact, st.prefix = map[string][]*cand{}, map[string][]*cand{}
+	sort.SliceStable(st.all, func(i, j int) bool { return st.all[i].before(st.all[j]) })
+	for _, c := range st.all {
+		switch c.m.pathType {
+		case string(gatewayv1.PathMatchExact):
+			st.exact[c.m.path] = append(st.exact[c.m.path], c)
+		case string(gatewayv1.PathMatchPathPrefix):
+			st.prefix[c.m.path] = append(st.prefix[c.m.path], c)
+		default:
+			st.regex = append(st.regex, c)
+		}
+	}
+	sels := map[string]bool{}
+	groups := map[string]bool{}
+	emit := func(mapName, key, group string, list []*cand) {
+		if len(list) == 1 && list[0].plain() {
+			b.useBackend(list[0])
+			b.entry(mapName, key, list[0].backendName())
+			return
+		}
+		gid := "~" + shortID(group)
+		b.entry(mapName, key, gid)
+		if groups[gid] {
+			return
+		}
+		groups[gid] = true
+		grp := &groupIR{ID: gid}
+		for _, c := range list {
+			sel := c.selectorID()
+			grp.Candidates = append(grp.Candidates, &candIR{Selector: sel, Method: c.m.method, Headers: nonNil(c.m.headers), Query: nonNil(c.m.query), PathRegex: pathRegex(c.m)})
+			if !sels[sel] {
+				sels[sel] = true
+				fe.Selectors = append(fe.Selectors, b.selector(c, sel))
+			}
+		}
+		fe.Groups = append(fe.Groups, grp)
+	}
+	// chain returns the candidates a request for path p tries, in
+	// order, up to the first one without conditions.
+	chain := func(p string, exact bool) []*cand {
+		var out []*cand
+		add := func(cs []*cand) bool {
+			for _, c := range cs {
+				out = append(out, c)
+				if !c.m.conditional() {
+					return true
+				}
+			}
+			return false
+		}
+		if exact && add(st.exact[p]) {
+			return out
+		}
+		for q := p; ; {
+			if add(st.prefix[q]) {
+				return out
+			}
+			if q == "/" {
+				break
+			}
+			i := strings.LastIndexByte(q, '/')
+			if i <= 0 {
+				q = "/"
+			} else {
+				q = q[:i]
+			}
+		}
+		add(st.regex)
+		return out
+	}
+	for _, p := range sortedKeys(st.exact) {
+		emit(MapPathsExact, hk+p, hk+" exact "+p, chain(p, true))
+	}
+	for _, p := range sortedKeys(st.prefix) {
+		list := chain(p, false)
+		if p != "/" {
+			emit(MapPathsPrefixEq, hk+p, hk+" prefix "+p, list)
+			emit(MapPathsPrefix, hk+p+"/", hk+" prefix "+p, list)
+		} else {
+			emit(MapPathsPrefix, hk+"/", hk+" prefix /", list)
+		}
+	}
+	if len(st.regex) > 0 && len(st.prefix["/"]) == 0 {
+		// Requests no path map matches still try the regular
+		// expressions: the root prefix of the host key leads there.
+		emit(MapPathsPrefix, hk+"/", hk+" prefix /", chain("/", false))
 	}
 }
 
@@ -490,7 +590,16 @@ func (b *builder) useBackend(c *cand) {
 	if c.rule.fail || c.rule.backend == nil {
 		return
 	}
-	b.backends[c.rule.backend.Name] = c.rule.backend
+	b.keepBackend(c.rule.backend)
+}
+
+// keepBackend puts bs in the context (recording it for the host key's
+// cached output).
+func (b *builder) keepBackend(bs *backendSet) {
+	b.backends[bs.Name] = bs
+	if b.rec != nil {
+		b.rec.backends = append(b.rec.backends, bs)
+	}
 }
 
 // selector builds what a selected candidate does.
@@ -530,7 +639,7 @@ func (b *builder) selector(c *cand, id string) *selectorIR {
 			name := backend500
 			if ch.backend != nil {
 				name = ch.backend.Name
-				b.backends[name] = ch.backend
+				b.keepBackend(ch.backend)
 			}
 			s.Choices = append(s.Choices, &choiceIR{Backend: name, Lo: s.Total, Hi: s.Total + ch.weight})
 			s.Total += ch.weight

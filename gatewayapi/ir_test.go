@@ -2,6 +2,9 @@ package gatewayapi_test
 
 import (
 	"encoding/json"
+	"github.com/haptic-io/haptic/store"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -164,4 +167,266 @@ spec:
 			t.Fatalf("resourceVersion %s: cached statuses (-fresh +cached):\n%s", step.rv, diff)
 		}
 	}
+}
+
+// TestCachedBuildFollowsEveryKindOfChange builds a sequence of stores
+// with one Cache: route edits, additions and deletions, a Service whose
+// ports change, a ReferenceGrant that appears and changes, a listener
+// that changes, an older route that takes over a path. Each cached Build
+// equals a fresh one.
+func TestCachedBuildFollowsEveryKindOfChange(t *testing.T) {
+	gw := func(gen, altPort string) string {
+		return `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {namespace: infra, name: gw, generation: ` + gen + `, resourceVersion: "` + gen + `"}
+spec:
+  gatewayClassName: haptic
+  listeners:
+  - {name: http, port: 80, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}}
+  - {name: foo, port: 80, protocol: HTTP, hostname: "*.foo.com"}
+  - {name: alt, port: ` + altPort + `, protocol: HTTP}
+`
+	}
+	routeA := `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: infra, name: a, resourceVersion: "1", creationTimestamp: "2026-01-02T00:00:00Z"}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [a.example.com, x.foo.com]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /api}, headers: [{name: x-v, value: "2"}]}]
+    filters: [{type: ResponseHeaderModifier, responseHeaderModifier: {set: [{name: x-a, value: "1"}]}}]
+    backendRefs: [{name: web, port: 8080}]
+  - backendRefs: [{name: api, port: 8080, weight: 3}, {name: web, port: 8080}]
+  - matches: [{path: {type: PathPrefix, value: /f}}]
+    backendRefs:
+    - {name: api, port: 8080, filters: [{type: ResponseHeaderModifier, responseHeaderModifier: {set: [{name: x-b, value: "1"}]}}]}
+    - {name: web, port: 8080}
+`
+	routeB := func(rv, path string) string {
+		return `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: infra, name: b, resourceVersion: "` + rv + `", creationTimestamp: "2026-01-02T00:00:00Z"}
+spec:
+  parentRefs: [{name: gw, sectionName: alt}, {name: gw, sectionName: http}]
+  hostnames: [b.example.com]
+  rules: [{matches: [{path: {type: Exact, value: ` + path + `}}], backendRefs: [{name: api, port: 8080}]}]
+`
+	}
+	routeC := `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: infra, name: c, resourceVersion: "1", creationTimestamp: "2026-01-02T00:00:00Z"}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [c.example.com]
+  rules: [{backendRefs: [{name: web, namespace: apps, port: 8080}]}]
+`
+	older := `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: apps, name: older, resourceVersion: "1", creationTimestamp: "2026-01-01T00:00:00Z"}
+spec:
+  parentRefs: [{name: gw, namespace: infra}]
+  hostnames: [b.example.com]
+  rules: [{matches: [{path: {type: Exact, value: /two}}], backendRefs: [{name: web, port: 8080}]}]
+`
+	grant := func(rv, kind string) string {
+		return `
+apiVersion: gateway.networking.k8s.io/v1
+kind: ReferenceGrant
+metadata: {namespace: apps, name: g, resourceVersion: "` + rv + `"}
+spec:
+  from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: infra}]
+  to: [{group: "", kind: ` + kind + `}]
+`
+	}
+	webPorts := func(port string) string {
+		return `
+apiVersion: v1
+kind: Service
+metadata: {namespace: infra, name: web}
+spec: {ports: [{name: http, port: ` + port + `}]}
+`
+	}
+	steps := []struct {
+		name  string
+		parts []string
+	}{
+		{"first", []string{gw("1", "8080"), routeA, routeB("1", "/one"), routeC}},
+		{"unchanged", []string{gw("1", "8080"), routeA, routeB("1", "/one"), routeC}},
+		{"route edited", []string{gw("1", "8080"), routeA, routeB("2", "/two"), routeC}},
+		{"service port changed", []string{gw("1", "8080"), routeA, routeB("2", "/two"), routeC, webPorts("9090")}},
+		{"service port back", []string{gw("1", "8080"), routeA, routeB("2", "/two"), routeC, webPorts("8080")}},
+		{"grant added", []string{gw("1", "8080"), routeA, routeB("2", "/two"), routeC, grant("1", "Service")}},
+		{"grant changed", []string{gw("1", "8080"), routeA, routeB("2", "/two"), routeC, grant("2", "Secret")}},
+		{"listener changed", []string{gw("2", "8081"), routeA, routeB("2", "/two"), routeC}},
+		{"older route takes the path", []string{gw("2", "8081"), routeA, routeB("2", "/two"), routeC, older}},
+		{"route deleted", []string{gw("2", "8081"), routeB("2", "/two"), routeC, older}},
+		{"route back", []string{gw("2", "8081"), routeA, routeB("2", "/two"), routeC, older}},
+	}
+	// One store, as the controller keeps: each step updates the objects
+	// whose manifest changed and deletes those it no longer lists, so
+	// that the unchanged ones stay the same objects.
+	m, err := memory(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aliases := map[string]string{"Gateway": gatewayapi.AliasGateways, "HTTPRoute": gatewayapi.AliasHTTPRoutes,
+		"ReferenceGrant": gatewayapi.AliasReferenceGrants, "Service": gatewayapi.AliasServices}
+	baseWeb := webPorts("8080")
+	had := map[string]string{} // alias ns/name → its manifest
+	cache := &gatewayapi.Cache{}
+	ref := gatewayapi.Ref{Namespace: "infra", Name: "gw"}
+	var prev string
+	for _, step := range steps {
+		parts := step.parts
+		if !slices.ContainsFunc(parts, func(p string) bool { return strings.Contains(p, "kind: Service\n") }) {
+			parts = append(slices.Clone(parts), baseWeb)
+		}
+		now := map[string]string{}
+		for _, p := range parts {
+			objs, err := store.DecodeManifests([]byte(p))
+			if err != nil || len(objs) != 1 {
+				t.Fatalf("%s: %d objects, %v", step.name, len(objs), err)
+			}
+			o := objs[0]
+			md := o["metadata"].(map[string]any)
+			ns, _ := md["namespace"].(string)
+			alias := aliases[o["kind"].(string)]
+			key := alias + " " + ns + "/" + md["name"].(string)
+			now[key] = p
+			if had[key] == p {
+				continue
+			}
+			if err := m.Update(alias, o); err != nil {
+				t.Fatalf("%s: %v", step.name, err)
+			}
+		}
+		for key := range had {
+			if _, ok := now[key]; !ok {
+				alias, nsName, _ := strings.Cut(key, " ")
+				ns, name, _ := strings.Cut(nsName, "/")
+				if err := m.Delete(alias, ns, name); err != nil {
+					t.Fatalf("%s: %v", step.name, err)
+				}
+			}
+		}
+		had = now
+		got := gatewayapi.Build(m.Snapshot(), gatewayapi.Options{Cache: cache})
+		want := gatewayapi.Build(m.Snapshot(), gatewayapi.Options{})
+		if want.RenderContext(ref) == nil {
+			t.Fatalf("%s: no context", step.name)
+		}
+		if diff := cmp.Diff(want.RenderContext(ref), got.RenderContext(ref)); diff != "" {
+			t.Fatalf("%s: cached context (-fresh +cached):\n%s", step.name, diff)
+		}
+		if diff := cmp.Diff(want.Statuses(programmed), got.Statuses(programmed)); diff != "" {
+			t.Fatalf("%s: cached statuses (-fresh +cached):\n%s", step.name, diff)
+		}
+		// The steps change what they say: each context differs from the
+		// one before, except where nothing changed.
+		out := js(want.RenderContext(ref)) + js(want.Statuses(programmed))
+		if out == prev && step.name != "unchanged" {
+			t.Errorf("%s: the step changed nothing; the test does not test it", step.name)
+		}
+		prev = out
+	}
+}
+
+// TestStatusOnlyBuildHasTheStatusesAndNoContext: a StatusOnly Build
+// answers as a full one, without the render context.
+func TestStatusOnlyBuildHasTheStatusesAndNoContext(t *testing.T) {
+	m, err := memory(base + "\n---\n" + twoListeners + `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: infra, name: r, resourceVersion: "1"}
+spec:
+  parentRefs: [{name: gw}]
+  rules: [{backendRefs: [{name: web, port: 8080}, {name: missing, port: 80}]}]
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := gatewayapi.Ref{Namespace: "infra", Name: "gw"}
+	full := gatewayapi.Build(m.Snapshot(), gatewayapi.Options{})
+	only := gatewayapi.Build(m.Snapshot(), gatewayapi.Options{StatusOnly: true, Cache: &gatewayapi.Cache{}})
+	if only.RenderContext(ref) != nil || full.RenderContext(ref) == nil {
+		t.Errorf("render context: StatusOnly %v, full %v; want nil and one", only.RenderContext(ref) != nil, full.RenderContext(ref) != nil)
+	}
+	if diff := cmp.Diff(full.Statuses(programmed), only.Statuses(programmed)); diff != "" {
+		t.Errorf("statuses (-full +StatusOnly):\n%s", diff)
+	}
+	if diff := cmp.Diff(full.Gateways(), only.Gateways()); diff != "" || len(full.Gateways()) != 1 {
+		t.Errorf("gateways %v, want %v", only.Gateways(), full.Gateways())
+	}
+	if diff := cmp.Diff(full.Listeners(ref), only.Listeners(ref)); diff != "" {
+		t.Errorf("listeners (-full +StatusOnly):\n%s", diff)
+	}
+}
+
+// TestCachedBuildOfOneStoreFollowsItsUpdates updates one store in place
+// (a Service's port, a route added and deleted) between Builds that
+// share a Cache: each equals a fresh Build.
+func TestCachedBuildOfOneStoreFollowsItsUpdates(t *testing.T) {
+	st, err := memory(base + "\n---\n" + twoListeners + `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: infra, name: r, resourceVersion: "1"}
+spec:
+  parentRefs: [{name: gw}]
+  rules: [{backendRefs: [{name: web, port: 8080}]}]
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := store.DecodeManifests([]byte(`
+apiVersion: v1
+kind: Service
+metadata: {namespace: infra, name: web, resourceVersion: "2"}
+spec: {ports: [{name: http, port: 9090}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: infra, name: s, resourceVersion: "1"}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [s.example.com]
+  rules: [{backendRefs: [{name: api, port: 8080}]}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := &gatewayapi.Cache{}
+	ref := gatewayapi.Ref{Namespace: "infra", Name: "gw"}
+	check := func(step string) {
+		t.Helper()
+		got := gatewayapi.Build(st.Snapshot(), gatewayapi.Options{Cache: cache})
+		want := gatewayapi.Build(st.Snapshot(), gatewayapi.Options{})
+		if diff := cmp.Diff(want.RenderContext(ref), got.RenderContext(ref)); diff != "" {
+			t.Fatalf("%s: cached context (-fresh +cached):\n%s", step, diff)
+		}
+		if diff := cmp.Diff(want.Statuses(programmed), got.Statuses(programmed)); diff != "" {
+			t.Fatalf("%s: cached statuses (-fresh +cached):\n%s", step, diff)
+		}
+	}
+	check("first")
+	check("again")
+	if err := st.Update(gatewayapi.AliasServices, objs[0]); err != nil {
+		t.Fatal(err)
+	}
+	check("service port changed")
+	if err := st.Update(gatewayapi.AliasHTTPRoutes, objs[1]); err != nil {
+		t.Fatal(err)
+	}
+	check("route added")
+	if err := st.Delete(gatewayapi.AliasHTTPRoutes, "infra", "s"); err != nil {
+		t.Fatal(err)
+	}
+	check("route deleted")
 }

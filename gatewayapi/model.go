@@ -3,6 +3,7 @@ package gatewayapi
 import (
 	"fmt"
 	"sort"
+	"unsafe"
 
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -39,6 +40,10 @@ type Options struct {
 	// (see [Cache]); nil decodes every object every time. The result is
 	// the same either way.
 	Cache *Cache
+	// StatusOnly, when set, skips the render contexts: the Model answers
+	// everything but [Model.RenderContext], which returns nil. For a
+	// caller that provisions and writes statuses and renders nothing.
+	StatusOnly bool
 }
 
 // Listener is one listener of a Gateway as the fleet serving it must
@@ -150,13 +155,13 @@ func Build(s templating.Store, opts Options) *Model {
 
 	var routes []*route
 	for _, hr := range list[gatewayv1.HTTPRoute](s, AliasHTTPRoutes, opts.Cache) {
-		routes = append(routes, w.resolveHTTPRoute(hr))
+		routes = append(routes, w.resolve(hr, unsafe.Pointer(hr), hr.ResourceVersion, func() *route { return w.resolveHTTPRoute(hr) }))
 	}
 	for _, gr := range list[gatewayv1.GRPCRoute](s, AliasGRPCRoutes, opts.Cache) {
-		routes = append(routes, w.resolveGRPCRoute(gr))
+		routes = append(routes, w.resolve(gr, unsafe.Pointer(gr), gr.ResourceVersion, func() *route { return w.resolveGRPCRoute(gr) }))
 	}
 	for _, tr := range list[gatewayv1.TLSRoute](s, AliasTLSRoutes, opts.Cache) {
-		routes = append(routes, w.resolveTLSRoute(tr))
+		routes = append(routes, w.resolve(tr, unsafe.Pointer(tr), tr.ResourceVersion, func() *route { return w.resolveTLSRoute(tr) }))
 	}
 	for _, r := range routes {
 		if r.ref.Namespace == "" {
@@ -168,8 +173,8 @@ func Build(s templating.Store, opts Options) *Model {
 		}
 	}
 	for _, g := range m.order {
-		if g.servable() {
-			g.context = g.buildContext()
+		if g.servable() && !opts.StatusOnly {
+			g.context = g.buildContext(opts.Cache)
 		}
 	}
 	return m

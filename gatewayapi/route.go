@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -144,10 +145,9 @@ func (m *Model) attachParent(w *world, r *route, g *gateway, p gatewayv1.ParentR
 			}
 			hosts = []string{h}
 		} else {
-			seen := map[string]bool{}
 			for _, rh := range r.hostnames {
-				if h, ok := intersect(l.hostname, rh); ok && !seen[h] {
-					seen[h] = true
+				// A route has a few hostnames: a scan beats a set.
+				if h, ok := intersect(l.hostname, rh); ok && !slices.Contains(hosts, h) {
 					hosts = append(hosts, h)
 				}
 			}
@@ -202,6 +202,9 @@ type backendSet struct {
 	// backend's own section (req-set, req-add, req-del, rsp-set,
 	// rsp-add, rsp-del).
 	Actions []*actionIR `json:"actions"`
+	// shaped, when set, is the JSON-shaped form, kept for the backend of a
+	// cached route (see mapEntryIR.shaped).
+	shaped map[string]any
 }
 
 // refResult is how one backendRef resolved.
@@ -241,6 +244,9 @@ func (w *world) resolveBackend(routeKind, ns string, b gatewayv1.BackendRef) ref
 		return res
 	}
 	ports, ok := w.services[Ref{Namespace: target, Name: name}]
+	if w.rec != nil {
+		w.rec.services = append(w.rec.services, serviceDep{ref: Ref{Namespace: target, Name: name}, found: ok, ports: ports})
+	}
 	if !ok || !validName(target) || !validName(name) {
 		res.reason, res.msg = string(gatewayv1.RouteReasonBackendNotFound), fmt.Sprintf("Service %s/%s not found", target, name)
 		return res

@@ -15,15 +15,30 @@ func (c *renderContext) shape() map[string]any {
 	for n, es := range c.Maps {
 		l := make([]any, 0, len(es))
 		for _, e := range es {
-			l = append(l, map[string]any{"key": e.Key, "value": e.Value})
+			if e.shaped != nil {
+				l = append(l, e.shaped)
+			} else {
+				l = append(l, e.shape(n))
+			}
 		}
 		maps[n] = l
 	}
 	bes := make([]any, 0, len(c.Backends))
+	weighted := []any{}
 	for _, b := range c.Backends {
-		bes = append(bes, b.shape())
+		sb := b.shaped
+		if sb == nil {
+			sb = b.shape()
+		}
+		bes = append(bes, sb)
+		if len(b.Refs) != 1 || b.ErrorWeight > 0 {
+			weighted = append(weighted, sb)
+		}
 	}
-	return map[string]any{"namespace": c.Namespace, "name": c.Name, "frontends": fes, "maps": maps, "backends": bes}
+	// weightedBackends are the backends that are not one Service port
+	// alone: the library renders them apart from the others, which it
+	// renders item by item.
+	return map[string]any{"namespace": c.Namespace, "name": c.Name, "frontends": fes, "maps": maps, "backends": bes, "weightedBackends": weighted}
 }
 
 func (f *frontendIR) shape() map[string]any {
@@ -41,27 +56,49 @@ func (f *frontendIR) shape() map[string]any {
 	}
 	groups := make([]any, 0, len(f.Groups))
 	for _, g := range f.Groups {
-		cands := make([]any, 0, len(g.Candidates))
-		for _, c := range g.Candidates {
-			cands = append(cands, map[string]any{
-				"selector": c.Selector, "method": c.Method, "pathRegex": c.PathRegex,
-				"headers": matchesShape(c.Headers), "query": matchesShape(c.Query),
-			})
+		if g.shaped != nil {
+			groups = append(groups, g.shaped)
+		} else {
+			groups = append(groups, g.shape())
 		}
-		groups = append(groups, map[string]any{"id": g.ID, "candidates": cands})
 	}
 	sels := make([]any, 0, len(f.Selectors))
 	for _, s := range f.Selectors {
-		choices := make([]any, 0, len(s.Choices))
-		for _, c := range s.Choices {
-			choices = append(choices, map[string]any{"backend": c.Backend, "lo": c.Lo, "hi": c.Hi})
+		if s.shaped != nil {
+			sels = append(sels, s.shaped)
+		} else {
+			sels = append(sels, s.shape())
 		}
-		sels = append(sels, map[string]any{"id": s.ID, "backend": s.Backend, "actions": actionsShape(s.Actions), "choices": choices, "total": s.Total})
 	}
 	return map[string]any{
 		"name": f.Name, "port": int64(f.Port), "protocol": f.Protocol, "terminate": f.Terminate, "mixed": f.Mixed, "listeners": ls,
 		"certs": certs, "groups": groups, "selectors": sels,
 	}
+}
+
+// shape is the entry of map mapName; it names its map, so that a
+// template can hand the entries to renderEach one by one.
+func (e mapEntryIR) shape(mapName string) map[string]any {
+	return map[string]any{"key": e.Key, "value": e.Value, "map": mapName}
+}
+
+func (g *groupIR) shape() map[string]any {
+	cands := make([]any, 0, len(g.Candidates))
+	for _, c := range g.Candidates {
+		cands = append(cands, map[string]any{
+			"selector": c.Selector, "method": c.Method, "pathRegex": c.PathRegex,
+			"headers": matchesShape(c.Headers), "query": matchesShape(c.Query),
+		})
+	}
+	return map[string]any{"id": g.ID, "candidates": cands}
+}
+
+func (s *selectorIR) shape() map[string]any {
+	choices := make([]any, 0, len(s.Choices))
+	for _, c := range s.Choices {
+		choices = append(choices, map[string]any{"backend": c.Backend, "lo": c.Lo, "hi": c.Hi})
+	}
+	return map[string]any{"id": s.ID, "backend": s.Backend, "actions": actionsShape(s.Actions), "choices": choices, "total": s.Total}
 }
 
 func matchesShape(ms []valueMatch) []any {

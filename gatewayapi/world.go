@@ -1,6 +1,10 @@
 package gatewayapi
 
 import (
+	"slices"
+	"strings"
+	"unsafe"
+
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/haptic-io/haptic/templating"
@@ -14,6 +18,14 @@ type world struct {
 	services   map[Ref][]servicePort
 	secrets    map[Ref]map[string]any
 	grants     []*gatewayv1.ReferenceGrant
+	// grantsSig identifies the grants by namespace, name and
+	// resourceVersion; grantsStable is false when one has no
+	// resourceVersion (then no signature tells two apart).
+	grantsSig    string
+	grantsStable bool
+	// rec, while a route is resolved for the cache, collects the lookups
+	// its resolution makes.
+	rec *routeDeps
 }
 
 // servicePort is one port of a Service.
@@ -27,7 +39,6 @@ func newWorld(s templating.Store, opts Options) *world {
 	w := &world{
 		opts:       opts,
 		namespaces: map[string]map[string]string{},
-		services:   map[Ref][]servicePort{},
 		secrets:    map[Ref]map[string]any{},
 	}
 	for _, o := range s.List(AliasNamespaces) {
@@ -49,36 +60,32 @@ func newWorld(s templating.Store, opts Options) *world {
 		}
 		w.namespaces[name] = labs
 	}
-	for _, o := range s.List(AliasServices) {
-		md := obj(o, "metadata")
-		ref := Ref{Namespace: str(md, "namespace"), Name: str(md, "name")}
-		var ports []servicePort
-		if ps, ok := obj(o, "spec")["ports"].([]any); ok {
-			for _, p := range ps {
-				pm, ok := p.(map[string]any)
-				if !ok {
-					continue
-				}
-				n, ok := num(pm, "port")
-				if !ok {
-					continue
-				}
-				ports = append(ports, servicePort{name: str(pm, "name"), port: n, appProtocol: str(pm, "appProtocol")})
-			}
-		}
-		w.services[ref] = ports
-	}
+	w.services = servicesOf(s.List(AliasServices), opts.Cache)
 	for _, o := range s.List(AliasSecrets) {
 		md := obj(o, "metadata")
 		w.secrets[Ref{Namespace: str(md, "namespace"), Name: str(md, "name")}] = o
 	}
 	w.grants = list[gatewayv1.ReferenceGrant](s, AliasReferenceGrants, opts.Cache)
+	if opts.Cache != nil {
+		var sig strings.Builder
+		w.grantsStable = true
+		for _, g := range w.grants {
+			if g.ResourceVersion == "" {
+				w.grantsStable = false
+			}
+			sig.WriteString(g.Namespace + "/" + g.Name + "@" + g.ResourceVersion + "\n")
+		}
+		w.grantsSig = sig.String()
+	}
 	return w
 }
 
 // granted says whether a ReferenceGrant in toNS lets objects of
 // fromGroup/fromKind in fromNS refer to the toGroup/toKind object toName.
 func (w *world) granted(fromGroup, fromKind, fromNS, toGroup, toKind, toNS, toName string) bool {
+	if w.rec != nil {
+		w.rec.grants, w.rec.grantsSig = true, w.grantsSig
+	}
 	for _, g := range w.grants {
 		if g.Namespace != toNS {
 			continue
@@ -100,4 +107,64 @@ func (w *world) granted(fromGroup, fromKind, fromNS, toGroup, toKind, toNS, toNa
 		}
 	}
 	return false
+}
+
+// servicesOf is the Service lookup of objs: the previous Build's when c
+// holds one made of the very same objects, else one made with the ports
+// c knows of each object.
+func servicesOf(objs []map[string]any, c *Cache) map[Ref][]servicePort {
+	if c != nil && c.services != nil && len(objs) == len(c.serviceObjs) {
+		same := true
+		for i, o := range objs {
+			if objectKey(o) != objectKey(c.serviceObjs[i]) {
+				same = false
+				break
+			}
+		}
+		if same {
+			for _, o := range objs {
+				k := objectKey(o)
+				c.nextPorts[k] = c.servicePorts[k]
+			}
+			return c.services
+		}
+	}
+	out := make(map[Ref][]servicePort, len(objs))
+	for _, o := range objs {
+		var k unsafe.Pointer
+		if c != nil {
+			k = objectKey(o)
+			if e, ok := c.servicePorts[k]; ok {
+				out[e.ref] = e.ports
+				c.nextPorts[k] = e
+				continue
+			}
+		}
+		md := obj(o, "metadata")
+		ref := Ref{Namespace: str(md, "namespace"), Name: str(md, "name")}
+		var ports []servicePort
+		if ps, ok := obj(o, "spec")["ports"].([]any); ok {
+			for _, p := range ps {
+				pm, ok := p.(map[string]any)
+				if !ok {
+					continue
+				}
+				n, ok := num(pm, "port")
+				if !ok {
+					continue
+				}
+				ports = append(ports, servicePort{name: str(pm, "name"), port: n, appProtocol: str(pm, "appProtocol")})
+			}
+		}
+		out[ref] = ports
+		if c != nil {
+			c.nextPorts[k] = serviceEntry{obj: o, ref: ref, ports: ports}
+		}
+	}
+	if c != nil {
+		// The lookup is kept with the objects it was made of, for the
+		// next Build; neither is modified after this.
+		c.services, c.serviceObjs = out, slices.Clone(objs)
+	}
+	return out
 }

@@ -44,11 +44,13 @@ const GatewayLibrary = "gateway"
 // starts and stops the loops as Gateways come and go and, while leading,
 // provisions the fleets and writes every Gateway API status.
 type gatewayPipeline struct {
-	c      *ctrl
-	src    *Source
-	fan    *fanout
-	token  agentapi.Token
-	opts   gatewayapi.Options
+	c     *ctrl
+	src   *Source
+	fan   *fanout
+	token agentapi.Token
+	opts  gatewayapi.Options
+	// cache is the manager's Build cache (each loop has its own).
+	cache  *gatewayapi.Cache
 	config string // LabelFleetConfig
 	status *apiStatusWriter
 	cancel context.CancelFunc
@@ -93,6 +95,7 @@ func (c *ctrl) startGatewayPipeline(ctx context.Context, s *Settings) (*gatewayP
 	g := &gatewayPipeline{
 		c: c, src: src, token: token,
 		opts:        gatewayapi.Options{ControllerName: c.cfg.GatewayControllerName},
+		cache:       &gatewayapi.Cache{},
 		config:      configLabel(c.cfg.Namespace, c.cfg.Name),
 		done:        make(chan struct{}),
 		kick:        make(chan struct{}, 1),
@@ -276,7 +279,10 @@ func (g *gatewayPipeline) apply(st *store.Memory, ev controller.Event) bool {
 
 // rebuild builds the model and makes the loops match its Gateways.
 func (g *gatewayPipeline) rebuild(ctx context.Context, st *store.Memory) {
-	m := gatewayapi.Build(st.Snapshot(), g.opts)
+	// The manager provisions and writes statuses: no render context.
+	opts := g.opts
+	opts.Cache, opts.StatusOnly = g.cache, true
+	m := gatewayapi.Build(st.Snapshot(), opts)
 	want := m.Gateways()
 	g.mu.Lock()
 	g.model = m
@@ -333,7 +339,10 @@ func (g *gatewayPipeline) startLoop(ctx context.Context, ref gatewayapi.Ref, s *
 		return nil, err
 	}
 	gl.pods = pods
+	// Each loop's Builds share a cache of their own: its store is its
+	// own, and a Build reuses what the previous one resolved.
 	opts := g.opts
+	opts.Cache = &gatewayapi.Cache{}
 	loop, err := controller.New(controller.Config{
 		Source: g.fan.Subscribe(),
 		Engine: engine,

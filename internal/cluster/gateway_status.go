@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -56,6 +59,66 @@ type apiStatusWriter struct {
 	controllerName string
 	now            func() time.Time
 	written        map[string]written // by kind/namespace/name
+	// settled are the objects whose status equals the model's: the
+	// object's status (the very map, kept alive: the informer replaces an
+	// object that changes) and the digest of the model's status then. A
+	// round where both are the same skips the object.
+	settled map[string]settled
+}
+
+type settled struct {
+	cur   map[string]any
+	model string
+}
+
+// canonical is a JSON-shaped value written out with sorted map keys: two
+// values are deep-equal when their canonical forms are. Cheaper than
+// encoding/json for the model's statuses, compared only with each other.
+func canonical(v any) string {
+	var sb strings.Builder
+	writeCanonical(&sb, v)
+	return sb.String()
+}
+
+func writeCanonical(sb *strings.Builder, v any) {
+	switch x := v.(type) {
+	case nil:
+		sb.WriteString("null")
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		sb.WriteByte('{')
+		for _, k := range keys {
+			sb.WriteString(strconv.Quote(k))
+			sb.WriteByte(':')
+			writeCanonical(sb, x[k])
+			sb.WriteByte(',')
+		}
+		sb.WriteByte('}')
+	case []any:
+		sb.WriteByte('[')
+		for _, e := range x {
+			writeCanonical(sb, e)
+			sb.WriteByte(',')
+		}
+		sb.WriteByte(']')
+	case string:
+		sb.WriteString(strconv.Quote(x))
+	case int64:
+		sb.WriteString(strconv.FormatInt(x, 10))
+	case bool:
+		sb.WriteString(strconv.FormatBool(x))
+	default:
+		fmt.Fprintf(sb, "%T:%v", x, x)
+	}
+}
+
+// sameMap says whether a and b are the very same map (or both nil).
+func sameMap(a, b map[string]any) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 type written struct {
@@ -71,13 +134,16 @@ type objects interface {
 }
 
 // reset forgets what was written (a new term: write what differs).
-func (w *apiStatusWriter) reset() { w.written = nil }
+func (w *apiStatusWriter) reset() { w.written, w.settled = nil, nil }
 
 // write applies statuses and removes our stale route parents; it returns
 // how many objects it wrote and the errors' count.
 func (w *apiStatusWriter) write(ctx context.Context, statuses []gatewayapi.Status, objs objects) (writes, failures int) {
 	if w.written == nil {
 		w.written = map[string]written{}
+	}
+	if w.settled == nil {
+		w.settled = map[string]settled{}
 	}
 	now := w.now()
 	ours := map[string]bool{}
@@ -89,11 +155,25 @@ func (w *apiStatusWriter) write(ctx context.Context, statuses []gatewayapi.Statu
 			continue // not listed (yet): the next round writes it
 		}
 		curStatus, _ := cur["status"].(map[string]any)
+		model := canonical(st.Status)
+		if s, ok := w.settled[key]; ok && s.model == model && sameMap(s.cur, curStatus) {
+			continue
+		}
 		want := cloneJSON(st.Status)
 		if _, isRoute := routeAliases[st.Kind]; isRoute {
 			want["parents"] = append(otherParents(curStatus, w.controllerName), listOf(want["parents"])...)
 		}
 		want = gatewayapi.WithTransitionTimes(gatewayapi.Status{Status: want}, curStatus, now).Status
+		if curStatus != nil {
+			if d := digestStatus(want); d == digestStatus(curStatus) {
+				// The object has it: nothing to write while neither
+				// changes.
+				w.settled[key] = settled{cur: curStatus, model: model}
+				w.written[key] = written{digest: d, at: now}
+				continue
+			}
+		}
+		delete(w.settled, key)
 		ok, err := w.apply(ctx, key, st.APIVersion, st.Kind, st.Namespace, st.Name, want, curStatus, now)
 		switch {
 		case apierrors.IsNotFound(err):
@@ -103,6 +183,11 @@ func (w *apiStatusWriter) write(ctx context.Context, statuses []gatewayapi.Statu
 			w.log.Warn("write status", "kind", st.Kind, "object", gatewayapi.Ref{Namespace: st.Namespace, Name: st.Name}.String(), "error", err)
 		case ok:
 			writes++
+		}
+	}
+	for key := range w.settled {
+		if !ours[key] {
+			delete(w.settled, key)
 		}
 	}
 	// Our parent entries on routes the model no longer attaches to us.

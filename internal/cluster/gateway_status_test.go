@@ -149,3 +149,30 @@ func TestDigestIgnoresTransitionTimesOnly(t *testing.T) {
 		t.Error("digest: times must not count, statuses must")
 	}
 }
+
+// TestStatusWriterWritesAgainWhenTheObjectChangesUnderASettledStatus: a
+// status that matched its object is skipped while both stay; when the
+// object's status changes (another writer, a restore), the model's is
+// written again although the model did not change.
+func TestStatusWriterWritesAgainWhenTheObjectChangesUnderASettledStatus(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	w, rec := newStatusWriter(t, &now)
+	gw := func(programmed string) map[string]any {
+		return map[string]any{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "metadata": map[string]any{"namespace": "infra", "name": "gw"},
+			"status": map[string]any{"conditions": []any{cond("Accepted", "True", "2025-01-01T00:00:00Z"), cond("Programmed", programmed, "2025-01-01T00:00:00Z")}}}
+	}
+	objs := fakeObjects{"gateways infra/gw": gw("True")}
+	statuses := []gatewayapi.Status{{APIVersion: "gateway.networking.k8s.io/v1", Kind: "Gateway", Namespace: "infra", Name: "gw",
+		Status: map[string]any{"conditions": []any{cond("Accepted", "True", ""), cond("Programmed", "True", "")}}}}
+	ctx := context.Background()
+	for round := range 2 {
+		if writes, failures := w.write(ctx, statuses, objs); writes != 0 || failures != 0 {
+			t.Fatalf("round %d: %d writes, %d failures; want none (the object has the status)", round, writes, failures)
+		}
+	}
+	now = now.Add(time.Minute)
+	objs["gateways infra/gw"] = gw("False")
+	if writes, _ := w.write(ctx, statuses, objs); writes != 1 || len(rec.got) != 1 {
+		t.Fatalf("after the object's status changed: %d writes (%d applies), want 1", writes, len(rec.got))
+	}
+}

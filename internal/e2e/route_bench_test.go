@@ -96,6 +96,9 @@ type routeBench struct {
 // for host first.example to backends[0], serves.
 func startRouteBench(b *testing.B, kind routeKind, backends ...string) *routeBench {
 	b.Helper()
+	if kind.start != nil {
+		return kind.start(b, kind, backends...)
+	}
 	e := startProduct(b, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), benchTimeout)
 	b.Cleanup(cancel)

@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"context"
+	"testing"
 
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,6 +15,10 @@ import (
 type routeKind struct {
 	// name is the kind in metric and picture names ("ingress").
 	name string
+	// start, when set, starts the benchmark's product in place of
+	// startRouteBench's Ingress setup (gateway mode: a Gateway and its
+	// fleet).
+	start func(b *testing.B, kind routeKind, backends ...string) *routeBench
 	// prepare readies the cluster for routes of this kind (a Gateway,
 	// say), once; nil needs nothing.
 	prepare func(ctx context.Context, e *controllerEnv) error
