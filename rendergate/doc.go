@@ -49,6 +49,13 @@
 //     Linux) [NewHAProxyChecker] logs a warning and the checker runs WITHOUT network
 //     isolation; [HAProxyChecker.NetworkIsolated] reports which.
 //
+// [CheckServer] and [RemoteChecker] move the check into another process,
+// over HTTP on a Unix socket (`haptic checker` and the controller's
+// --checker-socket): in Kubernetes, a container that mounts none of the
+// controller's credentials, so that no path a template names reaches
+// them. Each client names a lane, which has a checker (and a Pause) of
+// its own on the server.
+//
 // What it does not protect against: Lua still executes, as the check user,
 // for up to the timeout; it can read world-readable files, write where that
 // user may (for example /tmp) and use CPU and memory (no resource limits

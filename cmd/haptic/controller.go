@@ -34,6 +34,7 @@ func controllerCommand() *cli.Command {
 			&cli.StringFlag{Name: "config-name", Value: "haptic", Usage: "name of the HAProxyTemplateConfig", EnvVars: []string{"HAPTIC_CONFIG_NAME"}},
 			&cli.StringFlag{Name: "identity", Usage: "this replica's name in the Lease (default: the pod name from POD_NAME, else the host name)", EnvVars: []string{"HAPTIC_IDENTITY", "POD_NAME"}},
 			&cli.StringFlag{Name: "haproxy", Value: "haproxy", Usage: "haproxy binary for the config-load and render gates (haproxy -c)", EnvVars: []string{"HAPTIC_HAPROXY_BINARY"}},
+			&cli.StringFlag{Name: "checker-socket", Usage: "Unix socket of a `haptic checker` that runs the gates' and the webhook's haproxy -c (in a container without this one's credentials); empty: run them here", EnvVars: []string{"HAPTIC_CHECKER_SOCKET"}},
 			&cli.StringFlag{Name: "scratch-dir", Usage: "directory of the gates' check trees (default: the system's temporary directory)", EnvVars: []string{"HAPTIC_SCRATCH_DIR"}},
 			&cli.StringFlag{Name: "agent-token-file", Usage: "file holding the agents' bearer token (default: the config's agent.tokenSecretRef)", EnvVars: []string{"HAPTIC_AGENT_TOKEN_FILE"}},
 			&cli.BoolFlag{Name: "leader-elect", Value: true, Usage: "elect a leader through a Lease (false: this replica leads alone)", EnvVars: []string{"HAPTIC_LEADER_ELECT"}},
@@ -123,7 +124,7 @@ func controllerConfig(c *cli.Context) (cluster.Config, error) {
 	rc.QPS, rc.Burst = 50, 100
 	return cluster.Config{
 		REST: rc, Namespace: ns, Name: c.String("config-name"), Identity: id,
-		HAProxy: c.String("haproxy"), ScratchDir: c.String("scratch-dir"), AgentToken: token,
+		HAProxy: c.String("haproxy"), ScratchDir: c.String("scratch-dir"), CheckerSocket: c.String("checker-socket"), AgentToken: token,
 		LeaderElection: c.Bool("leader-elect"), LeaseName: c.String("lease-name"),
 		LeaseDuration: c.Duration("lease-duration"), RenewDeadline: c.Duration("renew-deadline"), RetryPeriod: c.Duration("retry-period"),
 		Listen:       c.String("listen"),

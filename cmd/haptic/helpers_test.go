@@ -13,10 +13,11 @@ import (
 // haptic starts of itself: `benchmark propagation` runs os.Executable()
 // with "benchmark probe-client …" and "benchmark echo-servers …", which
 // would otherwise run the tests again. The agent tests run it as
-// "agent …" to have an agent process to kill.
+// "agent …" to have an agent process to kill, the checker tests as
+// "checker …".
 func TestMain(m *testing.M) {
 	if len(os.Args) > 2 && os.Args[1] == "benchmark" && (os.Args[2] == "probe-client" || os.Args[2] == "echo-servers") ||
-		len(os.Args) > 1 && os.Args[1] == "agent" {
+		len(os.Args) > 1 && (os.Args[1] == "agent" || os.Args[1] == "checker") {
 		if err := newApp(os.Stdout, os.Stderr).Run(os.Args); err != nil {
 			os.Stderr.WriteString("haptic: " + err.Error() + "\n")
 			os.Exit(exitCode(err))

@@ -30,6 +30,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			agentCommand(),
 			localCommand(),
 			controllerCommand(),
+			checkerCommand(),
 		},
 		Writer:    stdout,
 		ErrWriter: stderr,

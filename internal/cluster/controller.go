@@ -47,6 +47,12 @@ type Config struct {
 	// are user code: never with the controller's credentials); nil means
 	// rendergate's default (nobody when running as root).
 	CheckAs *rendergate.User
+	// CheckerSocket, when set, is the Unix socket of a `haptic checker`
+	// (a [rendergate.CheckServer]) that runs every haproxy -c instead of
+	// this process: in another container, without this process's
+	// service-account token. HAProxy, ScratchDir and CheckAs then go
+	// unused.
+	CheckerSocket string
 	// AgentToken, when set, is the agents' bearer token (a mounted
 	// Secret); otherwise the config's agent.tokenSecretRef is read.
 	AgentToken agentapi.Token
@@ -101,7 +107,7 @@ type ctrl struct {
 	log     *slog.Logger
 	kube    kubernetes.Interface
 	dyn     dynamic.Interface
-	checker *rendergate.HAProxyChecker
+	checker renderplan.Checker // a *rendergate.HAProxyChecker, or a *rendergate.RemoteChecker with CheckerSocket
 	reg     *prometheus.Registry
 	// watchEvents counts informer notifications across pipelines.
 	watchEvents *prometheus.CounterVec
@@ -147,7 +153,7 @@ func newController(cfg Config) (*ctrl, error) {
 	if err != nil {
 		return nil, fmt.Errorf("controller: %w", err)
 	}
-	checker, err := rendergate.NewHAProxyChecker(rendergate.Config{Binary: cfg.HAProxy, ScratchDir: cfg.ScratchDir, RunAs: cfg.CheckAs, Log: cfg.Log.With("component", "gate")})
+	checker, err := newChecker(cfg, "gate")
 	if err != nil {
 		return nil, fmt.Errorf("controller: %w", err)
 	}
@@ -486,4 +492,14 @@ func serve(addr string, h http.Handler) (func(), error) {
 		_ = srv.Shutdown(ctx)
 		<-done
 	}, nil
+}
+
+// newChecker is the checker of lane ("gate", "webhook"): the checker
+// process's when cfg has a CheckerSocket, else one of this process.
+func newChecker(cfg Config, lane string) (renderplan.Checker, error) {
+	if cfg.CheckerSocket != "" {
+		return rendergate.NewRemoteChecker(cfg.CheckerSocket, lane), nil
+	}
+	return rendergate.NewHAProxyChecker(rendergate.Config{Binary: cfg.HAProxy, ScratchDir: cfg.ScratchDir, RunAs: cfg.CheckAs,
+		Log: cfg.Log.With("component", lane)})
 }

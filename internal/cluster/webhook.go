@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/haptic-io/haptic/internal/controller"
-	"github.com/haptic-io/haptic/rendergate"
 )
 
 // startWebhook serves the admission webhook on this replica, leader or
@@ -18,9 +17,8 @@ func (c *ctrl) startWebhook(ctx context.Context, wg *sync.WaitGroup) (stop func(
 	wc := c.cfg.Webhook
 	// A checker of its own: the loop pauses its checker while it
 	// reconciles, which must not hold a review; same binary, user and
-	// sandbox.
-	checker, err := rendergate.NewHAProxyChecker(rendergate.Config{Binary: c.cfg.HAProxy, ScratchDir: c.cfg.ScratchDir,
-		RunAs: c.cfg.CheckAs, Log: c.log.With("component", "webhook")})
+	// sandbox (or the checker process's lane of its own).
+	checker, err := newChecker(c.cfg, "webhook")
 	if err != nil {
 		return nil, fmt.Errorf("webhook: %w", err)
 	}

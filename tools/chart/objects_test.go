@@ -103,6 +103,11 @@ func TestEveryObjectDecodesIntoItsType(t *testing.T) {
 			}
 			if name == "production" { // agent.existingSecret: the chart makes no Secret
 				want = slices.DeleteFunc(want, func(s string) bool { return s == "*v1.Secret" })
+				// The webhook: its Service, configuration and the RBAC of the
+				// controller's own certificates.
+				want = append(want, "*v1.ClusterRole", "*v1.ClusterRoleBinding", "*v1.Role", "*v1.RoleBinding", "*v1.Service",
+					"*v1.ValidatingWebhookConfiguration")
+				slices.Sort(want)
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("rendered objects (-want +got):\n%s", diff)

@@ -50,6 +50,22 @@ func TestSchemaRefusesBadValues(t *testing.T) {
 			values: map[string]any{"haproxy": map[string]any{"hardStopAfter": "30 seconds"}},
 			want:   []string{"/haproxy/hardStopAfter"},
 		},
+		"webhook timeout above the apiserver's 30 s": {
+			values: map[string]any{"webhook": map[string]any{"timeoutSeconds": 31}},
+			want:   []string{"/webhook/timeoutSeconds", "maximum"},
+		},
+		"webhook failure policy unknown": {
+			values: map[string]any{"webhook": map[string]any{"ingresses": map[string]any{"failurePolicy": "Never"}}},
+			want:   []string{"/webhook/ingresses/failurePolicy", "Ignore", "Fail"},
+		},
+		"webhook kind misspelt": {
+			values: map[string]any{"webhook": map[string]any{"ingress": map[string]any{"enabled": true}}},
+			want:   []string{"/webhook", "ingress"},
+		},
+		"checker timeout not a duration": {
+			values: map[string]any{"checker": map[string]any{"timeout": "ten seconds"}},
+			want:   []string{"/checker/timeout"},
+		},
 		"image digest malformed": {
 			values: map[string]any{"image": map[string]any{"digest": "latest"}},
 			want:   []string{"/image/digest"},

@@ -155,3 +155,17 @@ podAntiAffinity:
       resource: limits.memory
       divisor: "1"
 {{- end }}
+
+{{/* The admission webhook's objects: Service, ValidatingWebhookConfiguration, TLS Secret. */}}
+{{- define "haptic.webhookName" -}}
+{{- printf "%s-webhook" (include "haptic.fullname" .) }}
+{{- end }}
+
+{{- define "haptic.webhookSecretName" -}}
+{{- printf "%s-webhook-tls" (include "haptic.fullname" .) }}
+{{- end }}
+
+{{/* Where the checker's Unix socket lives, in both containers. */}}
+{{- define "haptic.checkerSocket" -}}
+/run/haptic-checker/check.sock
+{{- end }}
