@@ -49,8 +49,8 @@ type serviceProxy struct {
 // svcListener serves one port of one Service.
 type svcListener struct {
 	ns, name, port string // port: the Service port's name
-	ln                 net.Listener
-	done               chan struct{}
+	ln             net.Listener
+	done           chan struct{}
 }
 
 // proxyResync is how often the listeners follow the Services.
