@@ -61,7 +61,9 @@ test: lint haproxy minicluster controller-gen
 ## product does not depend on Helm): renders and golden files (-update
 ## rewrites them: `cd tools/chart && go test -run Golden -update`), lint,
 ## schema, typed objects, security settings, and the installed config's
-## validation tests against HAProxy 3.4. A cold build of Helm takes 3-4 min.
+## validation tests against HAProxy 3.4; tools/chart/install installs,
+## upgrades and uninstalls the chart on the mini cluster (as root; it skips
+## without `make minicluster`). A cold build of Helm takes 3-4 min.
 test-chart: haproxy
 	cd tools/chart && $(GO) vet ./... && $(GO) test -count=1 ./...
 

@@ -56,6 +56,7 @@ func agentCommand() *cli.Command {
 			&cli.DurationFlag{Name: "drift-interval", Value: agent.DefaultDriftInterval, Usage: "how often the tree is re-hashed (negative: never)", EnvVars: []string{"HAPTIC_DRIFT_INTERVAL"}},
 			&cli.StringFlag{Name: "haproxy-binary", Usage: "start and supervise this haproxy (local mode, tests)", EnvVars: []string{"HAPTIC_HAPROXY_BINARY"}},
 			&cli.StringSliceFlag{Name: "bootstrap-bind", Usage: "bind address of the bootstrap 503 frontend (with --haproxy-binary; repeatable)", EnvVars: []string{"HAPTIC_BOOTSTRAP_BIND"}},
+			&cli.BoolFlag{Name: "ready-after-plan", Usage: "/readyz answers 503 until a plan is applied (HAProxy serves the bootstrap config's 503 before): a pod then joins its Service once it routes", EnvVars: []string{"HAPTIC_READY_AFTER_PLAN"}},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", EnvVars: []string{"HAPTIC_LOG_LEVEL"}},
 		},
 		Action: func(c *cli.Context) error {
@@ -119,6 +120,7 @@ func agentOptionsFrom(c *cli.Context) (agentOptions, error) {
 			MinReloadInterval: c.Duration("min-reload-interval"),
 			ReloadTimeout:     c.Duration("reload-timeout"),
 			DriftInterval:     c.Duration("drift-interval"),
+			ReadyAfterPlan:    c.Bool("ready-after-plan"),
 			Version:           c.App.Version,
 			Log:               log,
 		},

@@ -270,10 +270,20 @@ func stateOps(ops []agentapi.OpResult) []agentapi.OpResult {
 	return kept
 }
 
-// Ready reports whether HAProxy's worker socket answers.
+// Ready reports whether HAProxy's worker socket answers and, with
+// Config.ReadyAfterPlan, whether HAProxy runs a plan rather than the
+// bootstrap config.
 func (a *Agent) Ready(ctx context.Context) error {
 	if _, err := a.sock.Info(ctx); err != nil {
 		return fmt.Errorf("haproxy worker socket: %w", err)
+	}
+	if a.cfg.ReadyAfterPlan {
+		a.mu.Lock()
+		applied := a.durable.AppliedPlanID
+		a.mu.Unlock()
+		if applied == "" {
+			return errors.New("no plan applied yet: HAProxy serves the bootstrap config")
+		}
 	}
 	return nil
 }

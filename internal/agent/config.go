@@ -77,6 +77,12 @@ type Config struct {
 	// [DefaultMaxPendingDeletes].
 	MaxPendingDeletes int
 
+	// ReadyAfterPlan makes [Agent.Ready] wait for a plan: until one is
+	// applied (or recovered from the tree at start), HAProxy serves the
+	// bootstrap config's 503, and a pod that is Ready then would take
+	// traffic from its Service it can only refuse. The controller deploys
+	// to pods whether they are Ready or not.
+	ReadyAfterPlan bool
 	// Version is the agent's version reported in the state.
 	Version string
 	// Log receives the agent's logs; nil discards them.

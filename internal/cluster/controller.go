@@ -197,6 +197,7 @@ func (c *ctrl) run(ctx context.Context) error {
 				Client: c.kube, Namespace: c.cfg.Namespace, Name: c.cfg.LeaseName, Identity: c.cfg.Identity,
 				LeaseDuration: c.cfg.LeaseDuration, RenewDeadline: c.cfg.RenewDeadline, RetryPeriod: c.cfg.RetryPeriod,
 				OnLead: c.lead, OnLose: c.lose, Log: c.log,
+				Owner: c.configOwner,
 			})
 			if ctx.Err() == nil {
 				errs <- err
@@ -502,4 +503,14 @@ func newChecker(cfg Config, lane string) (renderplan.Checker, error) {
 	}
 	return rendergate.NewHAProxyChecker(rendergate.Config{Binary: cfg.HAProxy, ScratchDir: cfg.ScratchDir, RunAs: cfg.CheckAs,
 		Log: cfg.Log.With("component", lane)})
+}
+
+// configOwner is the owner reference of the HAProxyTemplateConfig: what
+// the controller makes for it (the Lease) goes when it goes.
+func (c *ctrl) configOwner(ctx context.Context) (metav1.OwnerReference, error) {
+	u, err := c.dyn.Resource(ConfigResource).Namespace(c.cfg.Namespace).Get(ctx, c.cfg.Name, metav1.GetOptions{})
+	if err != nil {
+		return metav1.OwnerReference{}, fmt.Errorf("get config %s/%s: %w", c.cfg.Namespace, c.cfg.Name, err)
+	}
+	return metav1.OwnerReference{APIVersion: v1alpha1.GroupVersion.String(), Kind: v1alpha1.KindHAProxyTemplateConfig, Name: u.GetName(), UID: u.GetUID()}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
@@ -39,6 +40,11 @@ type LeaderConfig struct {
 	// OnLose is called when a term ends (the lease lost or not renewed in
 	// time). Required.
 	OnLose func()
+	// Owner, when set, returns the object the Lease belongs to: each
+	// leader makes it the Lease's owner, so that the garbage collector
+	// deletes the Lease with it (an uninstall leaves none behind). Its
+	// errors are logged; the term goes on.
+	Owner func(ctx context.Context) (metav1.OwnerReference, error)
 	// Log; nil discards.
 	Log *slog.Logger
 }
@@ -85,6 +91,11 @@ func RunLeader(ctx context.Context, cfg LeaderConfig) error {
 					}
 					term := uint64(rec.LeaderTransitions) + 1
 					cfg.Log.Info("leading", "identity", cfg.Identity, "term", term)
+					if cfg.Owner != nil {
+						if err := ownLease(ctx, cfg); err != nil {
+							cfg.Log.Warn("set the Lease's owner", "error", err)
+						}
+					}
 					cfg.OnLead(ctx, term)
 				},
 				OnStoppedLeading: func() {
@@ -104,4 +115,29 @@ func RunLeader(ctx context.Context, cfg LeaderConfig) error {
 		le.Run(ctx)
 	}
 	return ctx.Err()
+}
+
+// ownLease adds cfg.Owner's reference to the Lease unless it is there.
+// The elector's next renewal then meets a newer resourceVersion once and
+// retries at once with the Lease read anew, owner included.
+func ownLease(ctx context.Context, cfg LeaderConfig) error {
+	owner, err := cfg.Owner(ctx)
+	if err != nil {
+		return err
+	}
+	leases := cfg.Client.CoordinationV1().Leases(cfg.Namespace)
+	l, err := leases.Get(ctx, cfg.Name, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("get Lease: %w", err)
+	}
+	for _, o := range l.OwnerReferences {
+		if o.UID == owner.UID {
+			return nil
+		}
+	}
+	l.OwnerReferences = append(l.OwnerReferences, owner)
+	if _, err := leases.Update(ctx, l, metav1.UpdateOptions{FieldManager: FieldManager}); err != nil {
+		return fmt.Errorf("update Lease: %w", err)
+	}
+	return nil
 }

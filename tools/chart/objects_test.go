@@ -307,7 +307,7 @@ func TestHAProxyDeploymentIsTheE2EShape(t *testing.T) {
 		"bootstrap": {"agent", "bootstrap", "--base-dir=/var/lib/haptic", "--stats-socket=stats.sock", "--bind=0.0.0.0:8080"},
 		"haproxy":   {"-W", "-S", "unix@master.sock,mode,600", "-f", "/var/lib/haptic/haproxy.cfg"},
 		"agent": {"agent", "--base-dir=/var/lib/haptic", "--master-socket=master.sock", "--stats-socket=stats.sock",
-			"--listen=$(POD_IP):5555", "--token-file=/etc/haptic/token/token", "--log-level=info"},
+			"--listen=$(POD_IP):5555", "--token-file=/etc/haptic/token/token", "--ready-after-plan", "--log-level=info"},
 	}
 	for _, c := range append(slices.Clone(spec.InitContainers), spec.Containers...) {
 		if diff := cmp.Diff(wantArgs[c.Name], c.Args); diff != "" {
@@ -319,6 +319,9 @@ func TestHAProxyDeploymentIsTheE2EShape(t *testing.T) {
 		t.Errorf("agent readiness %+v; want GET /readyz on the agent port", p)
 	}
 	checkGOMEMLIMIT(t, "agent", agent)
+	if l := spec.Containers[0].Lifecycle; l == nil || l.PreStop == nil || l.PreStop.Sleep == nil || l.PreStop.Sleep.Seconds != 5 {
+		t.Errorf("haproxy preStop %+v; want the sleep action, 5 s (Kubernetes %s)", l, kubeVersion.Version)
+	}
 	if images := []string{spec.Containers[0].Image, agent.Image}; !slices.Equal(images, []string{"docker.io/haproxytech/haproxy-debian:3.4", "ghcr.io/haptic-io/haptic:0.1.0"}) {
 		t.Errorf("images %q", images)
 	}

@@ -10,8 +10,11 @@
 //
 //   - Images map to local binaries by prefix ([Image]); the binary is the
 //     entrypoint, container args are passed to it and container command is
-//     ignored. [ConformanceImages] maps the Gateway API conformance
-//     backends, [HAPTICImages] HAPTIC's own pods (HAProxy and haptic).
+//     ignored. An Image may name a stop signal (its STOPSIGNAL) and
+//     directories for the front of PATH (programs the image carries).
+//     [ConformanceImages] maps the Gateway API conformance backends,
+//     [HAPTICImages] HAPTIC's own pods (HAProxy, stopped with SIGUSR1 as
+//     its image is, and haptic, with haproxy on its PATH).
 //   - Init containers run one at a time, in order, each to a zero exit,
 //     before the containers start; the pod is Pending (Initialized False)
 //     meanwhile. One that fails is restarted after a second, unless the
@@ -25,9 +28,24 @@
 //     materialised under the pod's directory. Processes share the host's
 //     mount table, so instead of bind mounts each env value and arg that
 //     starts with a mountPath is rewritten to the materialised directory
-//     (documented fallback). Projected volumes (service-account tokens) are
-//     skipped. Paths inside files (a config naming /etc/x) are not
-//     rewritten: give them relative to the working directory.
+//     (documented fallback). Projected volumes are skipped unless the
+//     pods run in-cluster (below). Paths inside files (a config naming
+//     /etc/x) are not rewritten: give them relative to the working
+//     directory.
+//   - In-cluster (Config.APIServer set): every container gets
+//     KUBERNETES_SERVICE_HOST and _PORT, the ClusterIP and port of
+//     Service default/kubernetes; projected volumes are materialised (a
+//     serviceAccountToken by a TokenRequest bound to the pod, configMap,
+//     secret and downwardAPI fieldRef sources) and, when mounted under
+//     /run or /var/run, mounted for real: the container starts on a tmpfs
+//     of its own over /run, in the mount namespace `ip netns exec` gives
+//     it, with the volume bound at its mountPath, so client-go's
+//     in-cluster config finds /var/run/secrets/kubernetes.io/serviceaccount.
+//     A user-space service proxy listens on every Service's ClusterIP
+//     (added to the node's lo) and port and splices each connection to a
+//     ready endpoint picked at random (a serving, terminating one when
+//     none is ready); default/kubernetes goes to Config.APIServer. Pods
+//     and the test reach ClusterIPs alike. The token is not refreshed.
 //   - Working directory: workingDir, rewritten like an arg, so it must lie
 //     inside a volume mount; without one, the pod's directory.
 //   - Readiness: the readinessProbe's httpGet (a status in [200, 400)) or
@@ -45,7 +63,8 @@
 //     init containers' included.
 //   - Deletion: as the real kubelet does, each container runs its preStop
 //     hook (the "sleep" action; exec and httpGet hooks are skipped with a
-//     warning), then gets SIGTERM, and SIGKILL when the grace period
+//     warning), then gets its image's stop signal (SIGTERM unless the
+//     Image names another), and SIGKILL when the grace period
 //     (deletionGracePeriodSeconds) is over, at least 2 s after the SIGTERM.
 //     The pod's status is left alone meanwhile, so its endpoints stay
 //     serving and terminating. Once every process exited, the namespace is

@@ -2,7 +2,9 @@ package kubelet
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Image says how to run a container image as a local process.
@@ -15,6 +17,13 @@ type Image struct {
 	// ReadyPorts are TCP ports probed for readiness when the container
 	// declares no ports.
 	ReadyPorts []int
+	// StopSignal is the image's STOPSIGNAL, which a container runtime
+	// sends instead of SIGTERM to stop the container; zero means SIGTERM.
+	StopSignal syscall.Signal
+	// Path lists directories put in front of the container's PATH: the
+	// image's own programs (the haptic image carries haproxy, which the
+	// controller runs for its checks).
+	Path []string
 }
 
 // Images maps an image reference prefix (e.g.
@@ -45,15 +54,18 @@ const (
 // (and the short and official-image spellings of HAProxy: haproxy,
 // docker.io/library/haproxy, haproxytech/haproxy-debian) to the haproxy
 // binary, whatever the tag, and [HAPTICImage] to the haptic binary.
-// Neither has ReadyPorts: the pod declares its ports and probes.
+// Neither has ReadyPorts: the pod declares its ports and probes. The
+// HAProxy images stop with SIGUSR1 (HAProxy's soft stop: the listeners
+// close, connections finish), as their STOPSIGNAL says; the haptic image
+// has haproxy on its PATH, as the image built on HAProxy's has.
 func HAPTICImages(haproxy, haptic string) Images {
-	hp := Image{Binary: haproxy}
+	hp := Image{Binary: haproxy, StopSignal: syscall.SIGUSR1}
 	return Images{
 		HAProxyImage:                 hp,
 		"haproxytech/haproxy-debian": hp,
 		"docker.io/library/haproxy":  hp,
 		"haproxy":                    hp,
-		HAPTICImage:                  {Binary: haptic},
+		HAPTICImage:                  {Binary: haptic, Path: []string{filepath.Dir(haproxy)}},
 	}
 }
 

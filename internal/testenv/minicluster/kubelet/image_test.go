@@ -1,6 +1,8 @@
 package kubelet
 
 import (
+	"slices"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -65,6 +67,12 @@ func TestHAPTICImagesRunHAProxyAndHaptic(t *testing.T) {
 		if err != nil || got.Binary != want {
 			t.Errorf("lookup(%s) = %+v, %v; want binary %s", image, got, err, want)
 		}
+	}
+	if hp, _ := m.lookup(HAProxyImage + ":3.4"); hp.StopSignal != syscall.SIGUSR1 {
+		t.Errorf("HAProxy's stop signal %v, want SIGUSR1 (its soft stop)", hp.StopSignal)
+	}
+	if h, _ := m.lookup(HAPTICImage + ":v0.1.0"); !slices.Equal(h.Path, []string{"/x"}) || h.StopSignal != 0 {
+		t.Errorf("haptic image: PATH %v, stop signal %v; want haproxy's directory, SIGTERM", h.Path, h.StopSignal)
 	}
 	if got, err := m.lookup("haproxytech/kubernetes-ingress:3.1"); err == nil {
 		t.Errorf("lookup(haproxytech/kubernetes-ingress) = %+v, want no match", got)

@@ -45,6 +45,14 @@ type Config struct {
 	Log *slog.Logger
 	// Now; nil means time.Now.
 	Now func() time.Time
+	// APIServer is the API server's address (host:port) in the node's
+	// namespace. When set, pods run in-cluster: every container gets
+	// KUBERNETES_SERVICE_HOST and _PORT, projected volumes (the
+	// service-account token, the cluster CA, the namespace) are
+	// materialised and, under /run, mounted for real, and a service
+	// proxy serves every Service's ClusterIP (see serviceProxy), with
+	// default/kubernetes going to APIServer. Empty: none of that.
+	APIServer string
 }
 
 // Kubelet runs the pods bound to one node. Create it with [New] and run it
@@ -164,6 +172,10 @@ func (k *Kubelet) Run(ctx context.Context) error {
 		defer wg.Done()
 		k.leaseLoop(ctx)
 	}()
+	if k.cfg.APIServer != "" {
+		sp := &serviceProxy{client: k.cfg.Client, apiServer: k.cfg.APIServer, log: k.cfg.Log}
+		wg.Go(func() { sp.run(ctx) })
+	}
 	defer k.stopAll(context.WithoutCancel(ctx))
 	t := time.NewTicker(k.cfg.Interval)
 	defer t.Stop()

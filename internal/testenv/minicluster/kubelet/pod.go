@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -48,6 +49,8 @@ type container struct {
 	logPath     string
 	readiness   readiness
 	init        bool // an init container: runs to completion
+	stopSignal  syscall.Signal
+	binds       []bindMount // mounted for real in the container's mount namespace
 
 	mu        sync.Mutex // guards the fields below
 	cmd       *exec.Cmd
@@ -91,18 +94,23 @@ func (k *Kubelet) startPod(ctx context.Context, pod *corev1.Pod) (rp *runningPod
 			k.stopPod(context.WithoutCancel(ctx), rp)
 		}
 	}()
-	mounts, err := k.materializeVolumes(ctx, pod, rp.dir)
+	mounts, binds, err := k.materializeVolumes(ctx, pod, rp.dir, ip.String())
+	if err != nil {
+		return rp, err
+	}
+	svcEnv, err := k.serviceEnv(ctx)
 	if err != nil {
 		return rp, err
 	}
 	lookup := k.valueLookup(ctx, pod.Namespace)
 	for i := range specs {
 		init := i < len(pod.Spec.InitContainers)
-		ct, err := newContainer(pod, &specs[i], images[i], ip.String(), mounts[specs[i].Name], lookup, rp.dir)
+		ct, err := newContainer(pod, &specs[i], images[i], ip.String(), mounts[specs[i].Name], lookup, rp.dir, svcEnv)
 		if err != nil {
 			return rp, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
 		}
 		ct.init = init
+		ct.binds = binds[specs[i].Name]
 		if init {
 			rp.inits = append(rp.inits, ct)
 		} else {
@@ -124,8 +132,9 @@ func (k *Kubelet) startPod(ctx context.Context, pod *corev1.Pod) (rp *runningPod
 // newContainer resolves one container of pod: its environment, its args
 // ($(VAR) expanded, mount paths rewritten), its working directory and its
 // readiness check. podDir is the working directory when the container
-// names none.
-func newContainer(pod *corev1.Pod, c *corev1.Container, image Image, podIP string, mounts []mountRewrite, lookup valueLookup, podDir string) (*container, error) {
+// names none. svcEnv ("NAME=value") comes before the container's own
+// variables, which win, as the kubelet's service variables do.
+func newContainer(pod *corev1.Pod, c *corev1.Container, image Image, podIP string, mounts []mountRewrite, lookup valueLookup, podDir string, svcEnv []string) (*container, error) {
 	env, err := resolveEnv(pod, c, podIP, "127.0.0.1", lookup)
 	if err != nil {
 		return nil, err
@@ -154,11 +163,17 @@ func newContainer(pod *corev1.Pod, c *corev1.Container, image Image, podIP strin
 	if err != nil {
 		return nil, err
 	}
+	path := "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	if len(image.Path) > 0 {
+		path = strings.Join(image.Path, ":") + ":" + path
+	}
+	base := append([]string{"PATH=" + path, "HOME=/root"}, svcEnv...)
 	return &container{
 		name: c.Name, image: c.Image, binary: image.Binary, args: args, dir: dir,
-		env:       append([]string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root"}, env...),
-		logPath:   filepath.Join(podDir, "logs", c.Name+".log"),
-		readiness: rd,
+		env:        append(base, env...),
+		logPath:    filepath.Join(podDir, "logs", c.Name+".log"),
+		readiness:  rd,
+		stopSignal: image.StopSignal,
 	}, nil
 }
 
@@ -221,10 +236,13 @@ func (k *Kubelet) objectData(ctx context.Context, ns, kind, name string) (map[st
 	}
 }
 
-// materializeVolumes writes secret, configMap and emptyDir volumes under
-// dir/volumes and returns, per container, the mount rewrites to apply.
-func (k *Kubelet) materializeVolumes(ctx context.Context, pod *corev1.Pod, dir string) (map[string][]mountRewrite, error) {
+// materializeVolumes writes secret, configMap and emptyDir volumes (and,
+// with Config.APIServer, projected ones) under dir/volumes and returns,
+// per container, the mount rewrites to apply and the bind mounts to make
+// (see projectedBinds).
+func (k *Kubelet) materializeVolumes(ctx context.Context, pod *corev1.Pod, dir, podIP string) (map[string][]mountRewrite, map[string][]bindMount, error) {
 	hostPaths := map[string]string{}
+	projected := map[string]bool{}
 	for _, v := range pod.Spec.Volumes {
 		vdir := filepath.Join(dir, "volumes", v.Name)
 		var (
@@ -248,32 +266,43 @@ func (k *Kubelet) materializeVolumes(ctx context.Context, pod *corev1.Pod, dir s
 			}
 		case v.EmptyDir != nil:
 			if err := os.MkdirAll(vdir, 0o777); err != nil {
-				return nil, fmt.Errorf("volume %s: %w", v.Name, err)
+				return nil, nil, fmt.Errorf("volume %s: %w", v.Name, err)
 			}
 			hostPaths[v.Name] = vdir
 			continue
+		case v.Projected != nil && k.cfg.APIServer != "":
+			files, err := k.projectedFiles(ctx, pod, v.Projected, podIP)
+			if err != nil {
+				return nil, nil, fmt.Errorf("volume %s: %w", v.Name, err)
+			}
+			if err := writeVolume(vdir, files); err != nil {
+				return nil, nil, fmt.Errorf("volume %s: %w", v.Name, err)
+			}
+			hostPaths[v.Name], projected[v.Name] = vdir, true
+			continue
 		default:
-			// Projected service-account tokens and anything else: not
-			// materialised; mounts of it are left as written.
+			// Projected volumes outside in-cluster mode and anything
+			// else: not materialised; mounts of it are left as written.
 			continue
 		}
 		data, err := k.objectData(ctx, pod.Namespace, kind, name)
 		if err != nil {
-			return nil, fmt.Errorf("volume %s: %w", v.Name, err)
+			return nil, nil, fmt.Errorf("volume %s: %w", v.Name, err)
 		}
 		if data == nil && !optional {
-			return nil, fmt.Errorf("volume %s: %s %s/%s not found", v.Name, kind, pod.Namespace, name)
+			return nil, nil, fmt.Errorf("volume %s: %s %s/%s not found", v.Name, kind, pod.Namespace, name)
 		}
 		files, err := volumeFiles(data, items, mode, optional)
 		if err != nil {
-			return nil, fmt.Errorf("volume %s: %s %s: %w", v.Name, kind, name, err)
+			return nil, nil, fmt.Errorf("volume %s: %s %s: %w", v.Name, kind, name, err)
 		}
 		if err := writeVolume(vdir, files); err != nil {
-			return nil, fmt.Errorf("volume %s: %w", v.Name, err)
+			return nil, nil, fmt.Errorf("volume %s: %w", v.Name, err)
 		}
 		hostPaths[v.Name] = vdir
 	}
 	out := map[string][]mountRewrite{}
+	binds := map[string][]bindMount{}
 	for _, c := range append(append([]corev1.Container(nil), pod.Spec.InitContainers...), pod.Spec.Containers...) {
 		for _, m := range c.VolumeMounts {
 			hp, ok := hostPaths[m.Name]
@@ -284,9 +313,12 @@ func (k *Kubelet) materializeVolumes(ctx context.Context, pod *corev1.Pod, dir s
 				hp = filepath.Join(hp, m.SubPath)
 			}
 			out[c.Name] = append(out[c.Name], mountRewrite{mountPath: m.MountPath, hostPath: hp})
+			if projected[m.Name] && underRun(m.MountPath) {
+				binds[c.Name] = append(binds[c.Name], bindMount{src: hp, dst: m.MountPath})
+			}
 		}
 	}
-	return out, nil
+	return out, binds, nil
 }
 
 // start runs the container's binary in network namespace ns via
@@ -309,7 +341,8 @@ func (c *container) start(ns string, now func() time.Time) error {
 		return fmt.Errorf("container %s: %w", c.name, err)
 	}
 	lw := &logWriter{now: now, f: f}
-	cmd := exec.Command("ip", append([]string{"netns", "exec", ns, c.binary}, c.args...)...)
+	argv := append([]string{"netns", "exec", ns}, bindArgv(c.binds, c.binary, c.args)...)
+	cmd := exec.Command("ip", argv...)
 	cmd.Env = c.env
 	cmd.Dir = c.dir
 	cmd.Stdout, cmd.Stderr = lw, lw
@@ -344,7 +377,8 @@ func (c *container) start(ns string, now func() time.Time) error {
 	return nil
 }
 
-// stop sends SIGTERM to the process group, then SIGKILL after grace.
+// stop sends the image's stop signal (SIGTERM unless it names another) to
+// the process group, then SIGKILL after grace.
 func (c *container) stop(grace time.Duration) {
 	c.mu.Lock()
 	cmd, done := c.cmd, c.done
@@ -353,7 +387,11 @@ func (c *container) stop(grace time.Duration) {
 		return
 	}
 	pid := cmd.Process.Pid
-	_ = syscall.Kill(-pid, syscall.SIGTERM)
+	sig := c.stopSignal
+	if sig == 0 {
+		sig = syscall.SIGTERM
+	}
+	_ = syscall.Kill(-pid, sig)
 	select {
 	case <-done:
 	case <-time.After(grace):
