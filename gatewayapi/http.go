@@ -475,7 +475,8 @@ func safeOrigin(o string) bool {
 	}
 	for i := 0; i < len(o); i++ {
 		c := o[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(".-:/*", c) >= 0) {
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !alnum && strings.IndexByte(".-:/*", c) < 0 {
 			return false
 		}
 	}

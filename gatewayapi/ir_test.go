@@ -2,7 +2,6 @@ package gatewayapi_test
 
 import (
 	"encoding/json"
-	"github.com/haptic-io/haptic/store"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/haptic-io/haptic/gatewayapi"
+	"github.com/haptic-io/haptic/store"
 )
 
 const twoListeners = `
