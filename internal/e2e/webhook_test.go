@@ -135,7 +135,9 @@ func TestWebhookRefusesABadIngressAtCreateTime(t *testing.T) {
 		t.Fatalf("the good Ingress was refused: %v", err)
 	}
 	// A per-object problem: a host an older Ingress serves.
-	thief := echoIngress(app, "shop.example", "echo")
+	// Another backend: the same host and path to the same Service is no
+	// conflict.
+	thief := echoIngress(app, "shop.example", "other")
 	thief.Name = "thief"
 	poll(ctx, t, "the webhook refuses a second Ingress for the same host", func() (bool, string) {
 		_, err := ings.Create(ctx, thief, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
