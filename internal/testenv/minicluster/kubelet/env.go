@@ -2,9 +2,12 @@ package kubelet
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // valueLookup returns the value at key of a Secret or ConfigMap (kind
@@ -51,8 +54,17 @@ func resolveEnv(pod *corev1.Pod, c *corev1.Container, podIP, hostIP string, look
 				continue
 			}
 			v = val
+		case e.ValueFrom.ResourceFieldRef != nil:
+			val, ok, err := resourceValue(pod, c, e.ValueFrom.ResourceFieldRef)
+			if err != nil {
+				return nil, fmt.Errorf("container %s env %s: %w", c.Name, e.Name, err)
+			}
+			if !ok {
+				continue // no such limit: a process has none to read either
+			}
+			v = val
 		default:
-			return nil, fmt.Errorf("container %s env %s: only fieldRef, secretKeyRef and configMapKeyRef are supported", c.Name, e.Name)
+			return nil, fmt.Errorf("container %s env %s: only fieldRef, resourceFieldRef, secretKeyRef and configMapKeyRef are supported", c.Name, e.Name)
 		}
 		vars[e.Name] = v
 		out = append(out, e.Name+"="+v)
@@ -122,4 +134,40 @@ func expandVars(s string, vars map[string]string) string {
 		}
 	}
 	return b.String()
+}
+
+// resourceValue resolves a resourceFieldRef against the named container's
+// (or c's own) requests and limits, rounded up by its divisor as the
+// kubelet does; ok is false when the resource is not set.
+func resourceValue(pod *corev1.Pod, c *corev1.Container, ref *corev1.ResourceFieldSelector) (string, bool, error) {
+	target := c
+	if ref.ContainerName != "" && ref.ContainerName != c.Name {
+		target = nil
+		for i := range pod.Spec.Containers {
+			if pod.Spec.Containers[i].Name == ref.ContainerName {
+				target = &pod.Spec.Containers[i]
+			}
+		}
+		if target == nil {
+			return "", false, fmt.Errorf("resourceFieldRef: no container %q", ref.ContainerName)
+		}
+	}
+	kind, name, ok := strings.Cut(ref.Resource, ".")
+	if !ok || (kind != "limits" && kind != "requests") {
+		return "", false, fmt.Errorf("resourceFieldRef %q: want limits.<name> or requests.<name>", ref.Resource)
+	}
+	list := target.Resources.Limits
+	if kind == "requests" {
+		list = target.Resources.Requests
+	}
+	q, set := list[corev1.ResourceName(name)]
+	if !set {
+		return "", false, nil
+	}
+	div := ref.Divisor
+	if div.IsZero() {
+		div = resource.MustParse("1")
+	}
+	n := int64(math.Ceil(float64(q.MilliValue()) / float64(div.MilliValue())))
+	return strconv.FormatInt(n, 10), true, nil
 }

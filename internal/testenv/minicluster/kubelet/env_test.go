@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -60,8 +61,8 @@ func TestResolveEnvRejectsWhatItCannotHonour(t *testing.T) {
 		"unknown field path": {corev1.Container{Name: "c", Env: []corev1.EnvVar{fieldEnv("X", "spec.hostname")}}, "not supported"},
 		"missing required secret key": {corev1.Container{Name: "c", Env: []corev1.EnvVar{{Name: "X", ValueFrom: &corev1.EnvVarSource{
 			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "s"}, Key: "k"}}}}}, `has no key "k"`},
-		"resource field ref": {corev1.Container{Name: "c", Env: []corev1.EnvVar{{Name: "X", ValueFrom: &corev1.EnvVarSource{
-			ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.cpu"}}}}}, "only fieldRef"},
+		"resource field ref of another container": {corev1.Container{Name: "c", Env: []corev1.EnvVar{{Name: "X", ValueFrom: &corev1.EnvVarSource{
+			ResourceFieldRef: &corev1.ResourceFieldSelector{ContainerName: "nope", Resource: "limits.cpu"}}}}}, `no container "nope"`},
 		"envFrom": {corev1.Container{Name: "c", EnvFrom: []corev1.EnvFromSource{{}}}, "envFrom"},
 	}
 	for name, tc := range tests {
@@ -71,6 +72,24 @@ func TestResolveEnvRejectsWhatItCannotHonour(t *testing.T) {
 				t.Fatalf("err = %v, want one containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestResolveEnvReadsAMemoryLimitInBytes(t *testing.T) {
+	pod := &corev1.Pod{}
+	c := corev1.Container{Name: "c",
+		Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")}},
+		Env: []corev1.EnvVar{
+			{Name: "GOMEMLIMIT", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.memory", Divisor: resource.MustParse("1")}}},
+			{Name: "CPU", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.cpu"}}},
+		}}
+	none := func(string, string, string) (string, bool, error) { return "", false, nil }
+	env, err := resolveEnv(pod, &c, "198.18.0.2", "127.0.0.1", none)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"GOMEMLIMIT=536870912"}; strings.Join(env, ",") != strings.Join(want, ",") {
+		t.Errorf("env = %v, want %v (an unset limit leaves its variable out)", env, want)
 	}
 }
 
