@@ -2,9 +2,11 @@ package kubelet
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // valueLookup returns the value at key of a Secret or ConfigMap (kind
@@ -51,8 +53,13 @@ func resolveEnv(pod *corev1.Pod, c *corev1.Container, podIP, hostIP string, look
 				continue
 			}
 			v = val
+		case e.ValueFrom.ResourceFieldRef != nil:
+			var err error
+			if v, err = resourceValue(c, e.ValueFrom.ResourceFieldRef); err != nil {
+				return nil, fmt.Errorf("container %s env %s: %w", c.Name, e.Name, err)
+			}
 		default:
-			return nil, fmt.Errorf("container %s env %s: only fieldRef, secretKeyRef and configMapKeyRef are supported", c.Name, e.Name)
+			return nil, fmt.Errorf("container %s env %s: only fieldRef, resourceFieldRef, secretKeyRef and configMapKeyRef are supported", c.Name, e.Name)
 		}
 		vars[e.Name] = v
 		out = append(out, e.Name+"="+v)
@@ -122,4 +129,26 @@ func expandVars(s string, vars map[string]string) string {
 		}
 	}
 	return b.String()
+}
+
+// resourceValue resolves a resourceFieldRef of the container's own
+// requests or limits ("limits.memory", "requests.cpu", ...) in units of
+// its divisor (default 1), rounded up, as the kubelet does. An unset
+// limit is 0 here (the kubelet would give the node's allocatable).
+func resourceValue(c *corev1.Container, r *corev1.ResourceFieldSelector) (string, error) {
+	kind, name, ok := strings.Cut(r.Resource, ".")
+	if !ok || (kind != "limits" && kind != "requests") {
+		return "", fmt.Errorf("resourceFieldRef %q is not supported", r.Resource)
+	}
+	list := c.Resources.Limits
+	if kind == "requests" {
+		list = c.Resources.Requests
+	}
+	q := list[corev1.ResourceName(name)]
+	div := r.Divisor
+	if div.IsZero() {
+		div = resource.MustParse("1")
+	}
+	v := (q.MilliValue() + div.MilliValue() - 1) / div.MilliValue()
+	return strconv.FormatInt(v, 10), nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -60,8 +61,8 @@ func TestResolveEnvRejectsWhatItCannotHonour(t *testing.T) {
 		"unknown field path": {corev1.Container{Name: "c", Env: []corev1.EnvVar{fieldEnv("X", "spec.hostname")}}, "not supported"},
 		"missing required secret key": {corev1.Container{Name: "c", Env: []corev1.EnvVar{{Name: "X", ValueFrom: &corev1.EnvVarSource{
 			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "s"}, Key: "k"}}}}}, `has no key "k"`},
-		"resource field ref": {corev1.Container{Name: "c", Env: []corev1.EnvVar{{Name: "X", ValueFrom: &corev1.EnvVarSource{
-			ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.cpu"}}}}}, "only fieldRef"},
+		"resource field ref of no resource list": {corev1.Container{Name: "c", Env: []corev1.EnvVar{{Name: "X", ValueFrom: &corev1.EnvVarSource{
+			ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "cpu"}}}}}, "not supported"},
 		"envFrom": {corev1.Container{Name: "c", EnvFrom: []corev1.EnvFromSource{{}}}, "envFrom"},
 	}
 	for name, tc := range tests {
@@ -71,6 +72,15 @@ func TestResolveEnvRejectsWhatItCannotHonour(t *testing.T) {
 				t.Fatalf("err = %v, want one containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestResolveEnvReadsTheContainersOwnResources(t *testing.T) {
+	c := corev1.Container{Name: "c", Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")}},
+		Env: []corev1.EnvVar{{Name: "GOMEMLIMIT", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.memory"}}}}}
+	got, err := resolveEnv(&corev1.Pod{}, &c, "", "", nil)
+	if err != nil || len(got) != 1 || got[0] != "GOMEMLIMIT=536870912" {
+		t.Errorf("resolveEnv = %q, %v; want GOMEMLIMIT=536870912", got, err)
 	}
 }
 
