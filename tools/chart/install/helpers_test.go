@@ -374,8 +374,9 @@ func (k objectKey) String() string {
 
 // objects lists every object of every listable kind that is cluster-scoped
 // or in namespace, except Events (the apiserver expires them; Helm does
-// not own them) and CustomResourceDefinitions (Helm keeps a chart's CRDs
-// on uninstall, by rule).
+// not own them), CustomResourceDefinitions (Helm keeps a chart's CRDs on
+// uninstall, by rule) and the local APIServices (no spec.service), which
+// the apiserver registers for the CRDs' groups and keeps with them.
 func (e *env) objects(t testing.TB, namespace string) map[objectKey]bool {
 	t.Helper()
 	lists, err := e.disc.ServerPreferredResources()
@@ -405,6 +406,11 @@ func (e *env) objects(t testing.TB, namespace string) map[objectKey]bool {
 				continue
 			}
 			for _, o := range ul.Items {
+				if r.Name == "apiservices" {
+					if svc, _, _ := unstructured.NestedMap(o.Object, "spec", "service"); svc == nil {
+						continue
+					}
+				}
 				out[objectKey{resource: r.Name + "." + gv.Group, namespace: o.GetNamespace(), name: o.GetName()}] = true
 			}
 		}

@@ -48,9 +48,9 @@ func values(rev int) map[string]any {
 // Service) and the two HAProxy pods. Through the release: an Ingress
 // serves through each HAProxy pod and the Service, a second one adds no
 // reload, a deleted one answers 404; the backend scales 1 → 3 → 1 with no
-// failed request and no reload; the leader's process is killed, the
-// other replica takes over within the lease, traffic does not fail, and
-// the killed term's apply is refused by the fence. Then `helm upgrade`
+// failed request and no reload; the leader's process is stalled and then
+// killed, the other replica takes over within the lease, traffic does not
+// fail, and the killed term's apply is refused by the fence. Then `helm upgrade`
 // with a new pod annotation rolls the HAProxy pods while fresh and
 // keep-alive clients send requests through the Service, none failing.
 // Last, `helm uninstall` leaves no object of any kind behind, the
@@ -95,19 +95,21 @@ func TestChartInstallServesUpgradesAndUninstallsClean(t *testing.T) {
 		}
 		return out
 	}
-	serves := func(host string, status int) {
+	serves := func(t *testing.T, host string, status int) {
 		t.Helper()
 		for _, u := range append(podURLs(haproxy), svcURL) {
 			waitStatus(e.ctx, t, u, host, status)
 		}
 	}
 	workers := func() string {
-		t.Helper()
 		var out []string
 		for _, p := range haproxy {
 			st, err := agent(p).State(e.ctx)
 			if err != nil {
-				t.Fatalf("agent state of %s: %v", p.Name, err)
+				// A string that never matches a settled one: the caller's
+				// comparison fails with the reason.
+				out = append(out, fmt.Sprintf("%s:error(%v)", p.Name, err))
+				continue
 			}
 			out = append(out, fmt.Sprintf("%s:%d", p.Name, st.Worker.PID))
 		}
@@ -116,18 +118,18 @@ func TestChartInstallServesUpgradesAndUninstallsClean(t *testing.T) {
 
 	t.Run("1: an Ingress serves through every pod and the Service, a second adds no reload, a deleted one answers 404", func(t *testing.T) {
 		e.createIngress(t, "a", "a.example")
-		serves("a.example", 200)
+		serves(t, "a.example", 200)
 		t.Logf("first Ingress served %v after start", time.Since(begin).Round(time.Millisecond))
 		w := e.settled(t, workers)
 		e.createIngress(t, "b", "b.example")
-		serves("b.example", 200)
+		serves(t, "b.example", 200)
 		if got := workers(); got != w {
 			t.Errorf("workers %s, then %s: HAProxy reloaded", w, got)
 		}
 		if err := e.client.NetworkingV1().Ingresses(appNS).Delete(e.ctx, "b", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		serves("b.example", 404)
+		serves(t, "b.example", 404)
 	})
 
 	t.Run("2: the backend scales 1 to 3 to 1 with no failed request and no reload", func(t *testing.T) {
@@ -153,8 +155,11 @@ func TestChartInstallServesUpgradesAndUninstallsClean(t *testing.T) {
 			t.Fatalf("agent fence %d, Lease term %d", st.Fence, term)
 		}
 		tr := startTraffic(e.ctx, append(podURLs(haproxy), svcURL), "a.example", 1, 0)
+		// Stalled first (SIGSTOP), then killed: a killed container comes
+		// back under the same pod name at once and renews its own Lease,
+		// so a takeover needs the leader gone for longer than the lease.
 		pid := controllerPID(t, e.haptic, leader)
-		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 			t.Fatal(err)
 		}
 		killed := time.Now()
@@ -163,9 +168,12 @@ func TestChartInstallServesUpgradesAndUninstallsClean(t *testing.T) {
 			next, _ = e.leader(t)
 			return next != leader, "holder " + next
 		})
-		t.Logf("%s took over %v after %s was killed (lease 4s)", next, time.Since(killed).Round(time.Millisecond), leader)
+		t.Logf("%s took over %v after %s stalled (lease 4s)", next, time.Since(killed).Round(time.Millisecond), leader)
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
 		e.createIngress(t, "c", "c.example")
-		serves("c.example", 200)
+		serves(t, "c.example", 200)
 		tr.end(t, "takeover")
 		for _, p := range haproxy {
 			st, err := agent(p).State(e.ctx)
@@ -184,7 +192,7 @@ func TestChartInstallServesUpgradesAndUninstallsClean(t *testing.T) {
 			}
 		}
 		e.pods(t, ns, controllerPods, 2) // the killed container is back, following
-		serves("a.example", 200)
+		serves(t, "a.example", 200)
 	})
 
 	t.Run("helm upgrade rolls the HAProxy pods with no failed request", func(t *testing.T) {
@@ -217,8 +225,8 @@ func TestChartInstallServesUpgradesAndUninstallsClean(t *testing.T) {
 			}
 		}
 		haproxy = fresh
-		serves("a.example", 200)
-		serves("c.example", 200)
+		serves(t, "a.example", 200)
+		serves(t, "c.example", 200)
 	})
 
 	t.Run("helm uninstall leaves nothing behind", func(t *testing.T) {

@@ -2,7 +2,6 @@ package kubelet
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
@@ -55,14 +54,10 @@ func resolveEnv(pod *corev1.Pod, c *corev1.Container, podIP, hostIP string, look
 			}
 			v = val
 		case e.ValueFrom.ResourceFieldRef != nil:
-			val, ok, err := resourceValue(pod, c, e.ValueFrom.ResourceFieldRef)
-			if err != nil {
+			var err error
+			if v, err = resourceValue(c, e.ValueFrom.ResourceFieldRef); err != nil {
 				return nil, fmt.Errorf("container %s env %s: %w", c.Name, e.Name, err)
 			}
-			if !ok {
-				continue // no such limit: a process has none to read either
-			}
-			v = val
 		default:
 			return nil, fmt.Errorf("container %s env %s: only fieldRef, resourceFieldRef, secretKeyRef and configMapKeyRef are supported", c.Name, e.Name)
 		}
@@ -136,38 +131,24 @@ func expandVars(s string, vars map[string]string) string {
 	return b.String()
 }
 
-// resourceValue resolves a resourceFieldRef against the named container's
-// (or c's own) requests and limits, rounded up by its divisor as the
-// kubelet does; ok is false when the resource is not set.
-func resourceValue(pod *corev1.Pod, c *corev1.Container, ref *corev1.ResourceFieldSelector) (string, bool, error) {
-	target := c
-	if ref.ContainerName != "" && ref.ContainerName != c.Name {
-		target = nil
-		for i := range pod.Spec.Containers {
-			if pod.Spec.Containers[i].Name == ref.ContainerName {
-				target = &pod.Spec.Containers[i]
-			}
-		}
-		if target == nil {
-			return "", false, fmt.Errorf("resourceFieldRef: no container %q", ref.ContainerName)
-		}
-	}
-	kind, name, ok := strings.Cut(ref.Resource, ".")
+// resourceValue resolves a resourceFieldRef of the container's own
+// requests or limits ("limits.memory", "requests.cpu", ...) in units of
+// its divisor (default 1), rounded up, as the kubelet does. An unset
+// limit is 0 here (the kubelet would give the node's allocatable).
+func resourceValue(c *corev1.Container, r *corev1.ResourceFieldSelector) (string, error) {
+	kind, name, ok := strings.Cut(r.Resource, ".")
 	if !ok || (kind != "limits" && kind != "requests") {
-		return "", false, fmt.Errorf("resourceFieldRef %q: want limits.<name> or requests.<name>", ref.Resource)
+		return "", fmt.Errorf("resourceFieldRef %q is not supported", r.Resource)
 	}
-	list := target.Resources.Limits
+	list := c.Resources.Limits
 	if kind == "requests" {
-		list = target.Resources.Requests
+		list = c.Resources.Requests
 	}
-	q, set := list[corev1.ResourceName(name)]
-	if !set {
-		return "", false, nil
-	}
-	div := ref.Divisor
+	q := list[corev1.ResourceName(name)]
+	div := r.Divisor
 	if div.IsZero() {
 		div = resource.MustParse("1")
 	}
-	n := int64(math.Ceil(float64(q.MilliValue()) / float64(div.MilliValue())))
-	return strconv.FormatInt(n, 10), true, nil
+	v := (q.MilliValue() + div.MilliValue() - 1) / div.MilliValue()
+	return strconv.FormatInt(v, 10), nil
 }

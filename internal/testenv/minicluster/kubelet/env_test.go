@@ -61,8 +61,8 @@ func TestResolveEnvRejectsWhatItCannotHonour(t *testing.T) {
 		"unknown field path": {corev1.Container{Name: "c", Env: []corev1.EnvVar{fieldEnv("X", "spec.hostname")}}, "not supported"},
 		"missing required secret key": {corev1.Container{Name: "c", Env: []corev1.EnvVar{{Name: "X", ValueFrom: &corev1.EnvVarSource{
 			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "s"}, Key: "k"}}}}}, `has no key "k"`},
-		"resource field ref of another container": {corev1.Container{Name: "c", Env: []corev1.EnvVar{{Name: "X", ValueFrom: &corev1.EnvVarSource{
-			ResourceFieldRef: &corev1.ResourceFieldSelector{ContainerName: "nope", Resource: "limits.cpu"}}}}}, `no container "nope"`},
+		"resource field ref of no resource list": {corev1.Container{Name: "c", Env: []corev1.EnvVar{{Name: "X", ValueFrom: &corev1.EnvVarSource{
+			ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "cpu"}}}}}, "not supported"},
 		"envFrom": {corev1.Container{Name: "c", EnvFrom: []corev1.EnvFromSource{{}}}, "envFrom"},
 	}
 	for name, tc := range tests {
@@ -75,21 +75,12 @@ func TestResolveEnvRejectsWhatItCannotHonour(t *testing.T) {
 	}
 }
 
-func TestResolveEnvReadsAMemoryLimitInBytes(t *testing.T) {
-	pod := &corev1.Pod{}
-	c := corev1.Container{Name: "c",
-		Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")}},
-		Env: []corev1.EnvVar{
-			{Name: "GOMEMLIMIT", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.memory", Divisor: resource.MustParse("1")}}},
-			{Name: "CPU", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.cpu"}}},
-		}}
-	none := func(string, string, string) (string, bool, error) { return "", false, nil }
-	env, err := resolveEnv(pod, &c, "198.18.0.2", "127.0.0.1", none)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := []string{"GOMEMLIMIT=536870912"}; strings.Join(env, ",") != strings.Join(want, ",") {
-		t.Errorf("env = %v, want %v (an unset limit leaves its variable out)", env, want)
+func TestResolveEnvReadsTheContainersOwnResources(t *testing.T) {
+	c := corev1.Container{Name: "c", Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")}},
+		Env: []corev1.EnvVar{{Name: "GOMEMLIMIT", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.memory"}}}}}
+	got, err := resolveEnv(&corev1.Pod{}, &c, "", "", nil)
+	if err != nil || len(got) != 1 || got[0] != "GOMEMLIMIT=536870912" {
+		t.Errorf("resolveEnv = %q, %v; want GOMEMLIMIT=536870912", got, err)
 	}
 }
 
