@@ -312,10 +312,14 @@ func (k *Kubelet) materializeVolumes(ctx context.Context, pod *corev1.Pod, dir, 
 			if m.SubPath != "" {
 				hp = filepath.Join(hp, m.SubPath)
 			}
-			out[c.Name] = append(out[c.Name], mountRewrite{mountPath: m.MountPath, hostPath: hp})
-			if projected[m.Name] && underRun(m.MountPath) {
+			// In-cluster, every volume under /run is mounted for real and
+			// keeps its path: a Unix socket there (the checker's) would
+			// not fit the 108 bytes of sun_path at its host path.
+			if (projected[m.Name] || k.cfg.APIServer != "") && underRun(m.MountPath) {
 				binds[c.Name] = append(binds[c.Name], bindMount{src: hp, dst: m.MountPath})
+				continue
 			}
+			out[c.Name] = append(out[c.Name], mountRewrite{mountPath: m.MountPath, hostPath: hp})
 		}
 	}
 	return out, binds, nil
