@@ -328,7 +328,13 @@ func (r *applyRun) reload(ctx context.Context) error {
 	a, res := r.a, r.res
 	fallback := r.live && r.needReload
 	res.Reload.Reason = r.reason
-	if wait := a.reloadWait(); wait > 0 && !fallback {
+	// The first plan replaces the bootstrap config, which answers 503 to
+	// every request: it never waits for the pacing (a refused first
+	// attempt, HAProxy still starting, would otherwise hold it).
+	a.mu.Lock()
+	first := a.durable.AppliedPlanID == ""
+	a.mu.Unlock()
+	if wait := a.reloadWait(); wait > 0 && !fallback && !first {
 		r.scheduled = true
 		res.Reload.Scheduled = true
 		a.mu.Lock()

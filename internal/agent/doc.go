@@ -72,7 +72,9 @@
 // A reload asked for within MinReloadInterval of the last one is
 // scheduled, never dropped: files land and runtime ops run meanwhile, the
 // result says Scheduled, and Run reloads onto the latest files when the
-// window opens, reporting the outcome in the state's last apply.
+// window opens, reporting the outcome in the state's last apply. The
+// first plan is never scheduled: until it loads, HAProxy serves the
+// bootstrap config's 503.
 // Server and backend deletes are tried inline without "wait" (HAProxy
 // answers an unsatisfied wait only after ~100 ms); a busy object is queued
 // (bounded) and Run retries "wait … removable" + delete on the worker

@@ -198,3 +198,38 @@ func TestAFailedScheduledReloadShowsInTheState(t *testing.T) {
 		t.Errorf("GET fixed = %d, want 200", code)
 	}
 }
+
+// TestTheFirstPlanReplacesTheBootstrapConfigAtOnce: a reload that just
+// ran (here a refused first plan) does not hold the first good plan for
+// the pacing window, since until it loads HAProxy answers every request
+// with the bootstrap config's 503; with ReadyAfterPlan the agent is not
+// Ready before it, and Ready once the plan serves.
+func TestTheFirstPlanReplacesTheBootstrapConfigAtOnce(t *testing.T) {
+	s := startSite(t, "3.4")
+	echo := haproxytest.StartEcho(t, "api-a")
+	a := s.newAgent(t, func(c *agent.Config) { c.MinReloadInterval = time.Minute; c.ReadyAfterPlan = true })
+	ctx := context.Background()
+	if err := a.Ready(ctx); err == nil {
+		t.Fatal("Ready before any plan")
+	}
+	w := world{routes: []route{{"api.example.com", "be_api", []renderplan.Server{server("api-a", echo)}}}}
+	w.extra = "    this_is_not_a_keyword on\n"
+	_, err := a.Apply(ctx, fullRequest(s.build(t, w), 1))
+	if nack := nackStage(t, err); nack.Stage != agentapi.StageReload {
+		t.Fatalf("nack %+v, want stage reload", nack)
+	}
+	if err := a.Ready(ctx); err == nil {
+		t.Fatal("Ready after a refused first plan")
+	}
+	w.extra = ""
+	res := mustApply(t, a, fullRequest(s.build(t, w), 2))
+	if res.Reload.Scheduled || !res.Reload.Performed || !res.Reload.OK {
+		t.Fatalf("first good plan: reload %+v, want one performed now, not scheduled", res.Reload)
+	}
+	if err := a.Ready(ctx); err != nil {
+		t.Errorf("not Ready once the first plan serves: %v", err)
+	}
+	if code, body := s.get(t, "api.example.com"); code != 200 || body != "api-a\n" {
+		t.Errorf("GET = %d %q, want 200 from api-a", code, body)
+	}
+}

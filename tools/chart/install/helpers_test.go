@@ -290,6 +290,7 @@ type traffic struct {
 	sent, failed atomic.Int64
 	mu           sync.Mutex
 	first        []string
+	last         string
 	wg           sync.WaitGroup
 	stop         chan struct{}
 }
@@ -343,8 +344,9 @@ func (tr *traffic) fail(url string, code int, err error) {
 	tr.failed.Add(1)
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
+	tr.last = fmt.Sprintf("%s %s: %d %v", time.Now().Format("15:04:05.000"), url, code, err)
 	if len(tr.first) < 5 {
-		tr.first = append(tr.first, fmt.Sprintf("%s %s: %d %v", time.Now().Format("15:04:05.000"), url, code, err))
+		tr.first = append(tr.first, tr.last)
 	}
 }
 
@@ -358,7 +360,7 @@ func (tr *traffic) end(t testing.TB, what string) {
 		t.Errorf("%s: no request sent", what)
 	}
 	if n := tr.failed.Load(); n > 0 {
-		t.Errorf("%s: %d requests failed, first %v", what, n, tr.first)
+		t.Errorf("%s: %d requests failed, first %v, last %s", what, n, tr.first, tr.last)
 	}
 }
 
