@@ -45,6 +45,7 @@ func (c *ctrl) startWebhook(ctx context.Context, wg *sync.WaitGroup) (stop func(
 		getCert = newFileCerts(wc.CertDir, c.log.With("component", "webhook")).GetCertificate
 	} else {
 		sc := newSecretCerts(c.kube, c.cfg.Namespace, wc.Secret, wc.Hosts, wc.Configuration, c.log.With("component", "webhook"))
+		sc.owner = c.configOwner
 		getCert = sc.GetCertificate
 		wg.Go(func() { _ = sc.run(ctx) })
 	}

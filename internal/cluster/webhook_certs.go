@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -51,6 +52,10 @@ type secretCerts struct {
 	now                           func() time.Time
 	caValidity, caRenew           time.Duration
 	servingValidity, servingRenew time.Duration
+	// owner, when set, is the owner reference the Secret gets so that it
+	// goes with the HAProxyTemplateConfig; an error (no config yet) leaves
+	// the Secret without one until a later sync.
+	owner func(context.Context) (metav1.OwnerReference, error)
 
 	current atomic.Pointer[tls.Certificate]
 }
@@ -158,6 +163,14 @@ func watchNamed(named func(*metav1.ListOptions), obj runtime.Object,
 // CA bundle into the webhook configuration.
 func (s *secretCerts) sync(ctx context.Context) error {
 	secrets := s.kube.CoreV1().Secrets(s.namespace)
+	var owner *metav1.OwnerReference
+	if s.owner != nil {
+		if o, err := s.owner(ctx); err == nil {
+			owner = &o
+		} else {
+			s.log.Debug("webhook certificate: no owner for the secret yet", "err", err)
+		}
+	}
 	var data map[string][]byte
 	for attempt := 0; ; attempt++ {
 		if attempt == 5 {
@@ -175,6 +188,9 @@ func (s *secretCerts) sync(ctx context.Context) error {
 				Type: corev1.SecretTypeTLS,
 				Data: fresh,
 			}
+			if owner != nil {
+				sec.OwnerReferences = []metav1.OwnerReference{*owner}
+			}
 			if _, err := secrets.Create(ctx, sec, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
 				continue // another replica made it first: use theirs
 			} else if err != nil {
@@ -191,15 +207,21 @@ func (s *secretCerts) sync(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if why != "" {
+		unowned := owner != nil && !slices.ContainsFunc(sec.OwnerReferences, func(o metav1.OwnerReference) bool { return o.UID == owner.UID })
+		if why != "" || unowned {
 			sec = sec.DeepCopy()
 			sec.Data = next
+			if unowned {
+				sec.OwnerReferences = append(sec.OwnerReferences, *owner)
+			}
 			if _, err := secrets.Update(ctx, sec, metav1.UpdateOptions{}); apierrors.IsConflict(err) {
 				continue // another replica renewed it: read theirs
 			} else if err != nil {
 				return fmt.Errorf("webhook certificate: update secret %s/%s: %w", s.namespace, s.secret, err)
 			}
-			s.log.Info("webhook certificate: renewed", "secret", s.namespace+"/"+s.secret, "why", why)
+			if why != "" {
+				s.log.Info("webhook certificate: renewed", "secret", s.namespace+"/"+s.secret, "why", why)
+			}
 		}
 		data = next
 		break

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -319,4 +321,41 @@ func freeLoopbackPort(t *testing.T) string {
 	}
 	defer l.Close()
 	return l.Addr().String()
+}
+
+// TestWebhookCertsSecretGoesWithTheConfig: the Secret is owned by the
+// config, so that it goes when the config (an uninstall) goes; made
+// before the config exists, it gets the owner at the next sync.
+func TestWebhookCertsSecretGoesWithTheConfig(t *testing.T) {
+	kube := fake.NewClientset(testVWC())
+	s := newTestCerts(kube, time.Now())
+	owner := metav1.OwnerReference{APIVersion: "haproxy-haptic.org/v1alpha1", Kind: "HAProxyTemplateConfig", Name: "haptic", UID: "u-1"}
+	var ownerErr error = errors.New("config not found")
+	s.owner = func(context.Context) (metav1.OwnerReference, error) { return owner, ownerErr }
+	owners := func() []metav1.OwnerReference {
+		sec, err := kube.CoreV1().Secrets("haptic").Get(context.Background(), "haptic-webhook-tls", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sec.OwnerReferences
+	}
+	if err := s.sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := owners(); len(got) != 0 {
+		t.Fatalf("owners %v before the config exists", got)
+	}
+	before := secretData(t, kube)
+	ownerErr = nil
+	for range 2 { // the second sync changes nothing
+		if err := s.sync(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]metav1.OwnerReference{owner}, owners()); diff != "" {
+			t.Errorf("owners (-want +got):\n%s", diff)
+		}
+	}
+	if diff := cmp.Diff(before, secretData(t, kube)); diff != "" {
+		t.Errorf("adding the owner changed the certificates (-before +after):\n%s", diff)
+	}
 }

@@ -37,10 +37,22 @@ func values(rev int) map[string]any {
 		"image":   map[string]any{"repository": kubelet.HAPTICImage, "tag": "e2e"},
 		"haproxy": map[string]any{"image": map[string]any{"repository": kubelet.HAProxyImage, "tag": "3.4"}, "podAnnotations": map[string]any{"haptic.test/revision": strconv.Itoa(rev)}},
 		"service": map[string]any{"type": "ClusterIP"},
+		// The webhook reviews the config and every Ingress; the snippet
+		// lets an Ingress's annotation reach haproxy.cfg as one word, so a
+		// bad one is what only haproxy -c finds.
+		"webhook":        map[string]any{"enabled": true, "ingresses": map[string]any{"enabled": true}},
+		"operatorConfig": map[string]any{"snippets": map[string]any{"base-frontend-http-zz-deny-from": map[string]any{"template": denyFromSnippet}}},
 		"controller": map[string]any{"logLevel": "debug",
 			"extraArgs": []any{"--lease-duration=4s", "--renew-deadline=3s", "--retry-period=500ms"}},
 	}
 }
+
+// denyFromSnippet denies the source network of each Ingress's annotation
+// haptic.test/deny-from.
+const denyFromSnippet = `{{- range .resources.ingresses.List }}{{ with index .metadata "annotations" }}{{ with index . "haptic.test/deny-from" }}{{ if regexMatch "^[0-9a-fA-F.:/]+$" . }}
+    http-request deny if { src {{ . }} }
+{{- end }}{{ end }}{{ end }}{{ end }}
+`
 
 // TestChartInstallServesUpgradesAndUninstallsClean installs the chart
 // with the Helm SDK on the mini cluster, whose kubelet runs the two
@@ -130,6 +142,44 @@ func TestChartInstallServesUpgradesAndUninstallsClean(t *testing.T) {
 			t.Fatal(err)
 		}
 		serves(t, "b.example", 404)
+	})
+
+	t.Run("the webhook, through the release's Service, refuses a bad Ingress with HAProxy's words and a host conflict", func(t *testing.T) {
+		ings := e.client.NetworkingV1().Ingresses(appNS)
+		bad := ingress("bad", "bad.example")
+		bad.Annotations = map[string]string{"haptic.test/deny-from": "10.0.0.0/33"}
+		thief := ingress("thief", "a.example")
+		thief.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Name = "other"
+		for _, c := range []struct {
+			ing  *networkingv1.Ingress
+			want []string
+		}{
+			{bad, []string{`admission webhook "ingresses.haproxy-haptic.org" denied the request`, "HAPTIC refuses Ingress " + appNS + "/bad",
+				"HAProxy refuses the configuration", "10.0.0.0/33"}},
+			{thief, []string{"HAPTIC refuses Ingress " + appNS + "/thief", "MapKeyConflict"}},
+		} {
+			// The chart's failurePolicy for Ingresses is Ignore: until
+			// the controllers serve and their CA is in the caBundle, an
+			// Ingress is admitted unchecked; dry runs until it is refused.
+			var refusal string
+			poll(e.ctx, t, "the webhook refuses Ingress "+c.ing.Name, func() (bool, string) {
+				_, err := ings.Create(e.ctx, c.ing, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+				if err == nil {
+					return false, "admitted"
+				}
+				refusal = err.Error()
+				return strings.Contains(refusal, "denied the request"), refusal
+			})
+			t.Logf("refusal: %s", refusal)
+			for _, w := range c.want {
+				if !strings.Contains(refusal, w) {
+					t.Errorf("the refusal does not say %q:\n%s", w, refusal)
+				}
+			}
+		}
+		// A good Ingress is admitted and serves.
+		e.createIngress(t, "good", "good.example")
+		serves(t, "good.example", 200)
 	})
 
 	t.Run("2: the backend scales 1 to 3 to 1 with no failed request and no reload", func(t *testing.T) {
@@ -338,12 +388,19 @@ func (e *env) scaleEcho(t testing.TB, n int32) {
 	})
 }
 
-// createIngress routes host to Service echo with Ingress name.
+// createIngress creates ingress(name, host).
 func (e *env) createIngress(t testing.TB, name, host string) {
 	t.Helper()
+	if _, err := e.client.NetworkingV1().Ingresses(appNS).Create(e.ctx, ingress(name, host), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ingress routes host to Service echo, class haptic.
+func ingress(name, host string) *networkingv1.Ingress {
 	prefix := networkingv1.PathTypePrefix
 	class := "haptic"
-	ing := &networkingv1.Ingress{
+	return &networkingv1.Ingress{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: appNS},
 		Spec: networkingv1.IngressSpec{IngressClassName: &class, Rules: []networkingv1.IngressRule{{
 			Host: host,
@@ -352,9 +409,6 @@ func (e *env) createIngress(t testing.TB, name, host string) {
 				Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "echo", Port: networkingv1.ServiceBackendPort{Number: 80}}},
 			}}}},
 		}}},
-	}
-	if _, err := e.client.NetworkingV1().Ingresses(appNS).Create(e.ctx, ing, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
 	}
 }
 
