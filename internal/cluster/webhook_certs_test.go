@@ -330,7 +330,7 @@ func TestWebhookCertsSecretGoesWithTheConfig(t *testing.T) {
 	kube := fake.NewClientset(testVWC())
 	s := newTestCerts(kube, time.Now())
 	owner := metav1.OwnerReference{APIVersion: "haproxy-haptic.org/v1alpha1", Kind: "HAProxyTemplateConfig", Name: "haptic", UID: "u-1"}
-	var ownerErr error = errors.New("config not found")
+	ownerErr := errors.New("config not found")
 	s.owner = func(context.Context) (metav1.OwnerReference, error) { return owner, ownerErr }
 	owners := func() []metav1.OwnerReference {
 		sec, err := kube.CoreV1().Secrets("haptic").Get(context.Background(), "haptic-webhook-tls", metav1.GetOptions{})
