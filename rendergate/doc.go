@@ -91,7 +91,10 @@
 // does not wait for the rest.
 //
 // A background check must not delay the changes it checks. HAProxyChecker
-// runs haproxy at nice 19, and it is a [Pauser]: the controller pauses it
+// runs haproxy at nice 19 (unless [Config.Interactive]: an admission
+// review's check, which someone waits on, keeps the caller's priority;
+// the lane [LaneWebhook] of a [CheckServer] is interactive), and it is a
+// [Pauser]: the controller pauses it
 // for the length of each reconciliation, which holds a check that has not
 // started and stops a running haproxy's process group (SIGSTOP, then
 // SIGCONT), its timeout's clock with it. Measured at 3,000 routes on a

@@ -48,6 +48,10 @@ type Config struct {
 	// when nobody may not execute Binary), and the controller's own user
 	// otherwise. Setting another user needs root.
 	RunAs *User
+	// Interactive runs haproxy at the caller's CPU priority rather than
+	// nice 19: for checks someone waits on, such as an admission review,
+	// which at nice 19 wait for every other runnable process.
+	Interactive bool
 	// Log receives a warning when network isolation is not available and a
 	// debug record per check. Nil discards.
 	Log *slog.Logger
@@ -68,15 +72,16 @@ type User struct {
 // A HAProxyChecker is safe for concurrent use; each check uses its own
 // scratch directory and process.
 type HAProxyChecker struct {
-	binary    string
-	version   string
-	timeout   time.Duration
-	scratch   string
-	maxOutput int
-	runAs     *User
-	isolated  bool // network namespace available, decided once by the probe in New
-	log       *slog.Logger
-	pauser    // Pause and Resume
+	binary      string
+	version     string
+	timeout     time.Duration
+	scratch     string
+	maxOutput   int
+	runAs       *User
+	isolated    bool // network namespace available, decided once by the probe in New
+	interactive bool
+	log         *slog.Logger
+	pauser      // Pause and Resume
 }
 
 var (
@@ -133,12 +138,13 @@ func NewHAProxyChecker(cfg Config) (*HAProxyChecker, error) {
 		return nil, fmt.Errorf("rendergate: Config.RunAs %d:%d needs root (running as uid %d)", cfg.RunAs.UID, cfg.RunAs.GID, euid)
 	}
 	c := &HAProxyChecker{
-		binary:    bin,
-		timeout:   cfg.Timeout,
-		scratch:   cfg.ScratchDir,
-		maxOutput: cfg.MaxOutput,
-		runAs:     cfg.RunAs,
-		log:       cfg.Log,
+		binary:      bin,
+		timeout:     cfg.Timeout,
+		scratch:     cfg.ScratchDir,
+		maxOutput:   cfg.MaxOutput,
+		runAs:       cfg.RunAs,
+		log:         cfg.Log,
+		interactive: cfg.Interactive,
 	}
 	if err := c.probe(); err != nil {
 		return nil, err
@@ -282,9 +288,12 @@ func (c *HAProxyChecker) Check(ctx context.Context, out *renderplan.Output) erro
 		// applies, HAProxy itself): it runs at a lower CPU priority so
 		// that it delays them as little as possible. It runs at the
 		// default priority for the moment between exec and this call;
-		// processes it starts inherit the new one.
-		if perr := lowerPriority(cmd.Process.Pid); perr != nil {
-			c.log.Warn("rendergate: cannot lower the CPU priority of haproxy -c", "plan_id", id, "error", perr.Error())
+		// processes it starts inherit the new one. An interactive check
+		// (Config.Interactive) keeps the caller's.
+		if !c.interactive {
+			if perr := lowerPriority(cmd.Process.Pid); perr != nil {
+				c.log.Warn("rendergate: cannot lower the CPU priority of haproxy -c", "plan_id", id, "error", perr.Error())
+			}
 		}
 		err = cmd.Wait()
 	}

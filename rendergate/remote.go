@@ -42,6 +42,10 @@ const (
 	laneHeader     = "Haptic-Lane"
 )
 
+// LaneWebhook is the lane of admission reviews, whose checks are
+// interactive ([Config.Interactive]): an apiserver request waits on each.
+const LaneWebhook = "webhook"
+
 var laneName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
 
 // checkRequest is the body of POST /v1/check.
@@ -108,6 +112,7 @@ func (s *CheckServer) lane(name string) (*lane, error) {
 	}
 	cfg := s.cfg
 	cfg.Log = s.log.With("lane", name)
+	cfg.Interactive = cfg.Interactive || name == LaneWebhook
 	c, err := NewHAProxyChecker(cfg)
 	if err != nil {
 		return nil, err

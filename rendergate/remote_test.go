@@ -17,6 +17,12 @@ import (
 // returns the socket's path.
 func serveChecks(t *testing.T) string {
 	t.Helper()
+	return serveChecksOf(t, haproxytest.Binary(t, "3.4"))
+}
+
+// serveChecksOf serves checks that run binary.
+func serveChecksOf(t *testing.T, binary string) string {
+	t.Helper()
 	// Checks run as nobody under root: the scratch directory must let
 	// nobody in.
 	scratch, err := os.MkdirTemp("", "haptic-remote-")
@@ -25,7 +31,7 @@ func serveChecks(t *testing.T) string {
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(scratch) })
 	must(t, os.Chmod(scratch, 0o755))
-	srv, err := rendergate.NewCheckServer(rendergate.Config{Binary: haproxytest.Binary(t, "3.4"), ScratchDir: scratch, Log: testLogger(t)})
+	srv, err := rendergate.NewCheckServer(rendergate.Config{Binary: binary, ScratchDir: scratch, Log: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,6 +62,13 @@ type admissionEnv struct {
 // one) whose scratch directory the check user can enter.
 func testChecker(t testing.TB) *rendergate.HAProxyChecker {
 	t.Helper()
+	return testCheckerOf(t, false)
+}
+
+// testCheckerOf is testChecker, interactive as the webhook's is or at
+// nice 19 as the gate's is.
+func testCheckerOf(t testing.TB, interactive bool) *rendergate.HAProxyChecker {
+	t.Helper()
 	bin := haproxytest.Binary(t, "3.4")
 	scratch, err := os.MkdirTemp("", "haptic-admission-")
 	if err != nil {
@@ -71,7 +78,7 @@ func testChecker(t testing.TB) *rendergate.HAProxyChecker {
 	if err := os.Chmod(scratch, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	c, err := rendergate.NewHAProxyChecker(rendergate.Config{Binary: bin, ScratchDir: scratch})
+	c, err := rendergate.NewHAProxyChecker(rendergate.Config{Binary: bin, ScratchDir: scratch, Interactive: interactive})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -502,7 +502,7 @@ func newChecker(cfg Config, lane string) (renderplan.Checker, error) {
 		return rendergate.NewRemoteChecker(cfg.CheckerSocket, lane), nil
 	}
 	return rendergate.NewHAProxyChecker(rendergate.Config{Binary: cfg.HAProxy, ScratchDir: cfg.ScratchDir, RunAs: cfg.CheckAs,
-		Log: cfg.Log.With("component", lane)})
+		Interactive: lane == rendergate.LaneWebhook, Log: cfg.Log.With("component", lane)})
 }
 
 // configOwner is the owner reference of the HAProxyTemplateConfig: what
