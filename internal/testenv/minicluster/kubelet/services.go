@@ -40,9 +40,10 @@ type serviceProxy struct {
 	services corelisters.ServiceLister
 	slices   discoverylisters.EndpointSliceLister
 
-	mu        sync.Mutex // guards listeners, addrs
+	mu        sync.Mutex // guards listeners, addrs, open
 	listeners map[string]*svcListener
 	addrs     map[string]bool
+	open      map[net.Conn]bool // both ends of every proxied connection
 	conns     sync.WaitGroup
 }
 
@@ -66,7 +67,9 @@ func (p *serviceProxy) run(ctx context.Context) {
 	f.Start(ctx.Done())
 	defer f.Shutdown()
 	f.WaitForCacheSync(ctx.Done())
-	p.listeners, p.addrs = map[string]*svcListener{}, map[string]bool{}
+	p.mu.Lock()
+	p.listeners, p.addrs, p.open = map[string]*svcListener{}, map[string]bool{}, map[net.Conn]bool{}
+	p.mu.Unlock()
 	defer p.closeAll()
 	t := time.NewTicker(proxyResync)
 	defer t.Stop()
@@ -171,6 +174,10 @@ func (p *serviceProxy) proxy(c net.Conn, l *svcListener) {
 		return
 	}
 	defer up.Close()
+	if !p.track(c, up) {
+		return
+	}
+	defer p.untrack(c, up)
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		// The client half-closed: so does the upstream side, whose
@@ -246,6 +253,34 @@ func (p *serviceProxy) closeAll() {
 	for ip := range p.addrs {
 		_ = runIP(context.Background(), "addr", "del", ip+"/32", "dev", "lo")
 	}
+	// A connection whose client pod is gone can wait on its endpoint for
+	// minutes (an API server watch sends nothing): cut them all.
+	for conn := range p.open {
+		_ = conn.Close()
+	}
+	p.open = nil
 	p.mu.Unlock()
 	p.conns.Wait()
+}
+
+// track records the two ends of a proxied connection; false once the
+// proxy is closing (nil open), when the caller just closes them.
+func (p *serviceProxy) track(conns ...net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.open == nil {
+		return false
+	}
+	for _, c := range conns {
+		p.open[c] = true
+	}
+	return true
+}
+
+func (p *serviceProxy) untrack(conns ...net.Conn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range conns {
+		delete(p.open, c)
+	}
 }
