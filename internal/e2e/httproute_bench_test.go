@@ -162,6 +162,7 @@ spec:
 	}
 	rb.waitServed("first.example", 2*time.Minute)
 	rb.firstServed = time.Since(rb.started)
+	rb.watchMemory()
 	rb.profileCPU()
 	return rb
 }

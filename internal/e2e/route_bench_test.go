@@ -127,14 +127,20 @@ func startRouteBench(b *testing.B, kind routeKind, backends ...string) *routeBen
 	}
 	rb.waitServed("first.example", 2*time.Minute)
 	rb.firstServed = time.Since(rb.started)
+	rb.watchMemory()
+	return rb
+}
+
+// watchMemory starts sampling the resident sets of the controller and
+// the agent (see reportMemory).
+func (rb *routeBench) watchMemory() {
 	ctl, agent := rb.processes()
 	rb.mem = map[string]*memwatch.Watcher{}
 	for name, pid := range map[string]int{"controller": ctl, "agent": agent} {
 		w := memwatch.Start(memwatch.Config{PID: pid, Interval: 20 * time.Millisecond})
 		rb.mem[name] = w
-		b.Cleanup(func() { _, _ = w.Stop() })
+		rb.b.Cleanup(func() { _, _ = w.Stop() })
 	}
-	return rb
 }
 
 // waitServed polls host every millisecond until it answers 200, for at
