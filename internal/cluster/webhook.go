@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/haptic-io/haptic/internal/controller"
+	"github.com/haptic-io/haptic/rendergate"
 )
 
 // startWebhook serves the admission webhook on this replica, leader or
@@ -18,7 +19,7 @@ func (c *ctrl) startWebhook(ctx context.Context, wg *sync.WaitGroup) (stop func(
 	// A checker of its own: the loop pauses its checker while it
 	// reconciles, which must not hold a review; same binary, user and
 	// sandbox (or the checker process's lane of its own).
-	checker, err := newChecker(c.cfg, "webhook")
+	checker, err := newChecker(c.cfg, rendergate.LaneWebhook)
 	if err != nil {
 		return nil, fmt.Errorf("webhook: %w", err)
 	}
