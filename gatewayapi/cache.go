@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -121,6 +122,9 @@ type routeEntry struct {
 	src  any
 	r    *route
 	deps routeDeps
+	// status is the route's .status as the last [Model.Statuses] made
+	// it, for the routes resolved from this entry.
+	status atomic.Pointer[routeStatus]
 }
 
 // routeDeps are the lookups of one route's resolution.
@@ -177,6 +181,7 @@ func (w *world) resolve(src any, key unsafe.Pointer, resourceVersion string, f f
 	}
 	c.nextRoutes[key] = e
 	cp := *e.r
+	cp.memo = &e.status
 	return &cp
 }
 

@@ -72,13 +72,13 @@ func FuzzBuild(f *testing.F) {
 		model := gatewayapi.Build(snap, gatewayapi.Options{})
 		again := gatewayapi.Build(snap, gatewayapi.Options{})
 		// A Cache changes nothing: the second cached Build reuses what
-		// the first one resolved.
-		cache := &gatewayapi.Cache{}
-		gatewayapi.Build(snap, gatewayapi.Options{Cache: cache})
-		cached := gatewayapi.Build(snap, gatewayapi.Options{Cache: cache})
+		// the first one resolved, and the statuses it made.
 		fleet := func(gatewayapi.Ref) gatewayapi.Fleet {
 			return gatewayapi.Fleet{Addresses: []string{"10.0.0.1"}, ProgrammedGeneration: 1}
 		}
+		cache := &gatewayapi.Cache{}
+		gatewayapi.Build(snap, gatewayapi.Options{Cache: cache}).Statuses(fleet)
+		cached := gatewayapi.Build(snap, gatewayapi.Options{Cache: cache})
 		sts := model.Statuses(fleet)
 		if !reflect.DeepEqual(sts, again.Statuses(fleet)) {
 			t.Fatal("statuses differ between two builds of the same store")

@@ -74,7 +74,10 @@ type Fleet struct {
 type Status struct {
 	APIVersion, Kind, Namespace, Name string
 	// Status is the full .status, JSON-shaped (map[string]any, []any,
-	// string, int64, bool).
+	// string, int64, bool). It is shared: the Statuses of Models built
+	// with one [Cache] return the very same map for a route whose status
+	// did not change, so a caller may compare them by identity, and must
+	// not modify them.
 	Status map[string]any
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -30,6 +31,9 @@ type route struct {
 	// UnsupportedValue on every parent.
 	unsupported string
 	parents     []parentStatus
+	// memo is where the route's cache entry keeps its last status; nil
+	// without a cache.
+	memo *atomic.Pointer[routeStatus]
 	// http, grpc or tls holds the kind's rules.
 	http *httpRoute
 	grpc *grpcRoute

@@ -3,6 +3,7 @@ package gatewayapi
 import (
 	"net/netip"
 	"reflect"
+	"slices"
 	"sort"
 	"time"
 
@@ -87,15 +88,7 @@ func (m *Model) Statuses(fleet func(Ref) Fleet) []Status {
 		out = append(out, Status{APIVersion: apiVersion, Kind: kindGateway, Namespace: g.ref.Namespace, Name: g.ref.Name, Status: g.status(f)})
 	}
 	for _, r := range m.routes {
-		parents := make([]any, 0, len(r.parents))
-		for _, p := range r.parents {
-			parents = append(parents, map[string]any{
-				"parentRef":      parentRefShape(p.ref),
-				"controllerName": m.opts.ControllerName,
-				"conditions":     conditions(r.generation, p.conds...),
-			})
-		}
-		out = append(out, Status{APIVersion: apiVersion, Kind: r.kind, Namespace: r.ref.Namespace, Name: r.ref.Name, Status: map[string]any{"parents": parents}})
+		out = append(out, Status{APIVersion: apiVersion, Kind: r.kind, Namespace: r.ref.Namespace, Name: r.ref.Name, Status: m.routeStatus(r)})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
@@ -108,6 +101,44 @@ func (m *Model) Statuses(fleet func(Ref) Fleet) []Status {
 		return a.Name < b.Name
 	})
 	return out
+}
+
+// routeStatus is a route's .status: the parents of ours. A route
+// resolved through a [Cache] whose status came out the same in an
+// earlier Statuses gets the very same map again.
+func (m *Model) routeStatus(r *route) map[string]any {
+	if r.memo != nil {
+		if s := r.memo.Load(); s != nil && s.generation == r.generation && s.controllerName == m.opts.ControllerName && sameParents(s.parents, r.parents) {
+			return s.status
+		}
+	}
+	parents := make([]any, 0, len(r.parents))
+	for _, p := range r.parents {
+		parents = append(parents, map[string]any{
+			"parentRef":      parentRefShape(p.ref),
+			"controllerName": m.opts.ControllerName,
+			"conditions":     conditions(r.generation, p.conds...),
+		})
+	}
+	status := map[string]any{"parents": parents}
+	if r.memo != nil {
+		r.memo.Store(&routeStatus{generation: r.generation, controllerName: m.opts.ControllerName, parents: r.parents, status: status})
+	}
+	return status
+}
+
+// routeStatus is the .status made for one route and what it was made of.
+type routeStatus struct {
+	generation     int64
+	controllerName string
+	parents        []parentStatus // of an immutable Model
+	status         map[string]any
+}
+
+func sameParents(a, b []parentStatus) bool {
+	return slices.EqualFunc(a, b, func(x, y parentStatus) bool {
+		return slices.Equal(x.conds, y.conds) && reflect.DeepEqual(x.ref, y.ref)
+	})
 }
 
 // status is the Gateway's .status given its fleet.

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -60,60 +58,52 @@ type apiStatusWriter struct {
 	now            func() time.Time
 	written        map[string]written // by kind/namespace/name
 	// settled are the objects whose status equals the model's: the
-	// object's status (the very map, kept alive: the informer replaces an
-	// object that changes) and the digest of the model's status then. A
-	// round where both are the same skips the object.
+	// object's status and the model's then (the very maps, kept alive:
+	// the informer replaces an object that changes, and the model shares
+	// an unchanged route's status). A round where the object's is the
+	// same map and the model's equal skips the object.
 	settled map[string]settled
 }
 
 type settled struct {
-	cur   map[string]any
-	model string
+	cur, model map[string]any
 }
 
-// canonical is a JSON-shaped value written out with sorted map keys: two
-// values are deep-equal when their canonical forms are. Cheaper than
-// encoding/json for the model's statuses, compared only with each other.
-func canonical(v any) string {
-	var sb strings.Builder
-	writeCanonical(&sb, v)
-	return sb.String()
-}
-
-func writeCanonical(sb *strings.Builder, v any) {
-	switch x := v.(type) {
-	case nil:
-		sb.WriteString("null")
+// equalJSON says whether two JSON-shaped values are deep-equal, without
+// allocating: the writer compares every status of a round with what it
+// saw settle.
+func equalJSON(a, b any) bool {
+	switch x := a.(type) {
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
 		}
-		slices.Sort(keys)
-		sb.WriteByte('{')
-		for _, k := range keys {
-			sb.WriteString(strconv.Quote(k))
-			sb.WriteByte(':')
-			writeCanonical(sb, x[k])
-			sb.WriteByte(',')
+		if sameMap(x, y) {
+			return true
 		}
-		sb.WriteByte('}')
+		for k, e := range x {
+			f, ok := y[k]
+			if !ok || !equalJSON(e, f) {
+				return false
+			}
+		}
+		return true
 	case []any:
-		sb.WriteByte('[')
-		for _, e := range x {
-			writeCanonical(sb, e)
-			sb.WriteByte(',')
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
 		}
-		sb.WriteByte(']')
-	case string:
-		sb.WriteString(strconv.Quote(x))
-	case int64:
-		sb.WriteString(strconv.FormatInt(x, 10))
-	case bool:
-		sb.WriteString(strconv.FormatBool(x))
-	default:
-		fmt.Fprintf(sb, "%T:%v", x, x)
+		for i := range x {
+			if !equalJSON(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case nil, string, int64, bool:
+		return a == b
 	}
+	return reflect.DeepEqual(a, b)
 }
 
 // sameMap says whether a and b are the very same map (or both nil).
@@ -155,8 +145,10 @@ func (w *apiStatusWriter) write(ctx context.Context, statuses []gatewayapi.Statu
 			continue // not listed (yet): the next round writes it
 		}
 		curStatus, _ := cur["status"].(map[string]any)
-		model := canonical(st.Status)
-		if s, ok := w.settled[key]; ok && s.model == model && sameMap(s.cur, curStatus) {
+		if s, ok := w.settled[key]; ok && sameMap(s.cur, curStatus) && equalJSON(s.model, st.Status) {
+			if !sameMap(s.model, st.Status) {
+				w.settled[key] = settled{cur: curStatus, model: st.Status}
+			}
 			continue
 		}
 		want := cloneJSON(st.Status)
@@ -168,7 +160,7 @@ func (w *apiStatusWriter) write(ctx context.Context, statuses []gatewayapi.Statu
 			if d := digestStatus(want); d == digestStatus(curStatus) {
 				// The object has it: nothing to write while neither
 				// changes.
-				w.settled[key] = settled{cur: curStatus, model: model}
+				w.settled[key] = settled{cur: curStatus, model: st.Status}
 				w.written[key] = written{digest: d, at: now}
 				continue
 			}

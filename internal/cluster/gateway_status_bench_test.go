@@ -58,7 +58,7 @@ spec:
 			if _, err := st.AddObjects(objs...); err != nil {
 				b.Fatal(err)
 			}
-			model := gatewayapi.Build(st.Snapshot(), gatewayapi.Options{ControllerName: "ours", StatusOnly: true})
+			model := gatewayapi.Build(st.Snapshot(), gatewayapi.Options{ControllerName: "ours", StatusOnly: true, Cache: &gatewayapi.Cache{}})
 			fleet := func(gatewayapi.Ref) gatewayapi.Fleet {
 				return gatewayapi.Fleet{Addresses: []string{"10.0.0.1"}, ProgrammedGeneration: 1}
 			}

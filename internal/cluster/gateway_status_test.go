@@ -176,3 +176,33 @@ func TestStatusWriterWritesAgainWhenTheObjectChangesUnderASettledStatus(t *testi
 		t.Fatalf("after the object's status changed: %d writes (%d applies), want 1", writes, len(rec.got))
 	}
 }
+
+func TestEqualJSONIsDeepEquality(t *testing.T) {
+	status := func(reason string, gen int64) map[string]any {
+		return map[string]any{"parents": []any{map[string]any{"controllerName": "ours", "parentRef": map[string]any{"name": "gw"},
+			"conditions": []any{map[string]any{"type": "Accepted", "status": "True", "reason": reason, "observedGeneration": gen}}}}}
+	}
+	for _, c := range []struct {
+		name string
+		a, b any
+		want bool
+	}{
+		{"equal trees", status("Accepted", 1), status("Accepted", 1), true},
+		{"a string differs", status("Accepted", 1), status("NotAllowed", 1), false},
+		{"an integer differs", status("Accepted", 1), status("Accepted", 2), false},
+		{"a key missing", map[string]any{"a": "x", "b": nil}, map[string]any{"a": "x", "c": nil}, false},
+		{"lengths differ", []any{"x"}, []any{"x", "x"}, false},
+		{"map against list", map[string]any{}, []any{}, false},
+		{"nil against empty map", nil, map[string]any{}, false},
+		{"bools", true, false, false},
+		{"both nil", nil, nil, true},
+		{"other types by value", []map[string]any{{"a": int32(1)}}, []map[string]any{{"a": int32(1)}}, true},
+	} {
+		if got := equalJSON(c.a, c.b); got != c.want {
+			t.Errorf("%s: equalJSON = %v, want %v", c.name, got, c.want)
+		}
+		if got := equalJSON(c.b, c.a); got != c.want {
+			t.Errorf("%s, swapped: equalJSON = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

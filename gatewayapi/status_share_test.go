@@ -1,0 +1,98 @@
+package gatewayapi_test
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/haptic-io/haptic/gatewayapi"
+	"github.com/haptic-io/haptic/store"
+)
+
+// TestStatusesShareWhatDidNotChange: Builds through one Cache return the
+// very same status map for a route whose status did not change (a
+// writer compares them by identity), and a new one, equal to a fresh
+// Build's, for a route whose object or parents changed.
+func TestStatusesShareWhatDidNotChange(t *testing.T) {
+	gateway := func(rv, altName string) string {
+		return `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {namespace: infra, name: gw, generation: ` + rv + `, resourceVersion: "` + rv + `"}
+spec:
+  gatewayClassName: haptic
+  listeners:
+  - {name: http, port: 80, protocol: HTTP}
+  - {name: ` + altName + `, port: 8080, protocol: HTTP}
+`
+	}
+	route := func(name, rv, section string) string {
+		return `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: infra, name: ` + name + `, resourceVersion: "` + rv + `", generation: ` + rv + `}
+spec:
+  parentRefs: [{name: gw, sectionName: ` + section + `}]
+  rules: [{backendRefs: [{name: web, port: 8080}]}]
+`
+	}
+	st, err := memory(base + "\n---\n" + gateway("1", "alt") + "\n---\n" + route("a", "1", "alt") + "\n---\n" + route("b", "1", "http"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	update := func(alias, manifest string) {
+		t.Helper()
+		objs, err := store.DecodeManifests([]byte(manifest))
+		if err != nil || len(objs) != 1 {
+			t.Fatalf("%d objects, %v", len(objs), err)
+		}
+		if err := st.Update(alias, objs[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cache := &gatewayapi.Cache{}
+	statuses := func(step string) map[string]map[string]any {
+		t.Helper()
+		got := gatewayapi.Build(st.Snapshot(), gatewayapi.Options{Cache: cache, StatusOnly: true}).Statuses(programmed)
+		want := gatewayapi.Build(st.Snapshot(), gatewayapi.Options{}).Statuses(programmed)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("%s: cached statuses (-fresh +cached):\n%s", step, diff)
+		}
+		out := map[string]map[string]any{}
+		for _, s := range got {
+			if s.Kind == "HTTPRoute" {
+				out[s.Name] = s.Status
+			}
+		}
+		return out
+	}
+	same := func(a, b map[string]any) bool {
+		return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+	}
+
+	first := statuses("first")
+	again := statuses("again")
+	if !same(first["a"], again["a"]) || !same(first["b"], again["b"]) {
+		t.Error("again: an unchanged route's status was made anew")
+	}
+
+	update(gatewayapi.AliasHTTPRoutes, route("b", "2", "http"))
+	edited := statuses("b edited")
+	if !same(again["a"], edited["a"]) {
+		t.Error("b edited: a's status was made anew")
+	}
+	if same(again["b"], edited["b"]) {
+		t.Error("b edited: b's status is the map of its old generation")
+	}
+
+	// The listener a attaches to goes: a's parent conditions change.
+	update(gatewayapi.AliasGateways, gateway("2", "other"))
+	moved := statuses("listener renamed")
+	if same(edited["a"], moved["a"]) || cmp.Equal(edited["a"], moved["a"]) {
+		t.Error("listener renamed: a's status did not change")
+	}
+	if !same(edited["b"], moved["b"]) {
+		t.Error("listener renamed: b's status was made anew")
+	}
+}
