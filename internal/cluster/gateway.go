@@ -197,6 +197,7 @@ func (g *gatewayPipeline) run(ctx context.Context) {
 		g.c.log.Error("gateway mode: store", "error", err)
 		return
 	}
+	quiet := quietStatus(s.Watches)
 	events := make(chan controller.Event, 64)
 	sub := g.fan.Subscribe()
 	subDone := make(chan struct{})
@@ -225,16 +226,16 @@ func (g *gatewayPipeline) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case ev := <-events:
-			initialized = g.apply(st, ev) || initialized
 			for more := true; more; {
+				init, changed := g.apply(st, quiet, ev)
+				initialized = initialized || init
+				rebuild = rebuild || changed
 				select {
-				case ev := <-events:
-					initialized = g.apply(st, ev) || initialized
+				case ev = <-events:
 				default:
 					more = false
 				}
 			}
-			rebuild = true
 		case <-g.kick:
 			publish = true
 		case <-rest.C:
@@ -292,20 +293,26 @@ func (g *gatewayPipeline) driftInterval() time.Duration {
 }
 
 // apply applies one event to the manager's store and reports whether it
-// ended the listing.
-func (g *gatewayPipeline) apply(st *store.Memory, ev controller.Event) bool {
+// ended the listing and whether the model may have changed: an update
+// of nothing but a status (ours, mostly, coming back) changes no model.
+func (g *gatewayPipeline) apply(st *store.Memory, quiet []string, ev controller.Event) (initialized, changed bool) {
 	for _, c := range ev.Changes {
 		var err error
 		if c.Object == nil {
 			err = st.Delete(c.Alias, c.Namespace, c.Name)
+			changed = true
 		} else {
+			if !changed {
+				prev, ok := st.Get(c.Alias, c.Namespace, c.Name)
+				changed = !ok || !slices.Contains(quiet, c.Alias) || !controller.OnlyStatusDiffers(prev, c.Object)
+			}
 			err = st.Update(c.Alias, c.Object)
 		}
 		if err != nil {
 			g.c.log.Warn("gateway mode: store refused a change", "change", c.String(), "error", err)
 		}
 	}
-	return ev.Initialized
+	return ev.Initialized, changed || ev.Initialized
 }
 
 // rebuild builds the model and makes the loops match its Gateways.
@@ -375,8 +382,9 @@ func (g *gatewayPipeline) startLoop(ctx context.Context, ref gatewayapi.Ref, s *
 	opts := g.opts
 	opts.Cache = &gatewayapi.Cache{}
 	loop, err := controller.New(controller.Config{
-		Source: g.fan.Subscribe(),
-		Engine: engine,
+		Source:      g.fan.Subscribe(),
+		QuietStatus: quietStatus(s.Watches),
+		Engine:      engine,
 		Targets: func() []controller.Target {
 			if !g.c.leading.Load() {
 				return nil

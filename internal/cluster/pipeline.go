@@ -46,8 +46,9 @@ func (c *ctrl) startPipeline(ctx context.Context, s *Settings, engine *templatin
 	}
 	p.pods = pods
 	loop, err := controller.New(controller.Config{
-		Source: src,
-		Engine: engine,
+		Source:      src,
+		QuietStatus: quietStatus(s.Watches),
+		Engine:      engine,
 		Targets: func() []controller.Target {
 			if !c.leading.Load() {
 				return nil

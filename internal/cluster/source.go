@@ -47,6 +47,22 @@ type Watch struct {
 	Debounce time.Duration
 }
 
+// quietStatus are the aliases of ws whose .status HAPTIC writes: the
+// Ingresses and the Gateway API kinds (see controller.Config.QuietStatus).
+func quietStatus(ws []Watch) []string {
+	var out []string
+	for _, w := range ws {
+		gv, err := schema.ParseGroupVersion(w.APIVersion)
+		if err != nil {
+			continue
+		}
+		if gv.Group == gatewayGroup || (gv.Group == "networking.k8s.io" && w.Resource == "ingresses") {
+			out = append(out, w.Alias)
+		}
+	}
+	return out
+}
+
 // SourceConfig configures a [Source].
 type SourceConfig struct {
 	// Client lists and watches the resources. Required.

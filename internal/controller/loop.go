@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -45,6 +46,13 @@ const DefaultCheckSpacing = time.Second
 type Config struct {
 	// Source delivers the objects. Required.
 	Source Source
+	// QuietStatus names the aliases whose .status HAPTIC writes itself
+	// (Ingresses, the Gateway API kinds). An update of such an object
+	// that changes nothing but its .status and resourceVersion is filed
+	// in the store without a reconciliation of its own: each status
+	// write would otherwise cost a render that changes nothing. A
+	// template that reads those statuses sees them at the next render.
+	QuietStatus []string
 	// Engine renders them. Required; [Loop.SetEngine] swaps it.
 	Engine *templating.Engine
 	// Targets returns the pods to deploy to, asked at every
@@ -495,9 +503,14 @@ func (l *Loop) applyEvent(ev Event) bool {
 	changed := false
 	for _, c := range ev.Changes {
 		var err error
+		quiet := false
 		if c.Object == nil {
 			err = l.store.Delete(c.Alias, c.Namespace, c.Name)
 		} else {
+			if slices.Contains(l.cfg.QuietStatus, c.Alias) {
+				prev, ok := l.store.Get(c.Alias, c.Namespace, c.Name)
+				quiet = ok && OnlyStatusDiffers(prev, c.Object)
+			}
 			err = l.store.Update(c.Alias, c.Object)
 		}
 		if err != nil {
@@ -505,7 +518,7 @@ func (l *Loop) applyEvent(ev Event) bool {
 			l.log.Error("store refused a change", "origin", ev.Origin, "change", c.String(), "error", err)
 			continue
 		}
-		changed = true
+		changed = changed || !quiet
 	}
 	return changed
 }
