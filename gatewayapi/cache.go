@@ -52,6 +52,32 @@ type Cache struct {
 	// sizes are the previous Build's map sizes per Gateway.
 	sizes     map[sizeKey]int
 	nextSizes map[sizeKey]int
+
+	// spare are the maps of the Build before the previous one, emptied:
+	// the next Build fills them instead of allocating maps as large.
+	spare spareMaps
+}
+
+type spareMaps struct {
+	entries map[cacheKey]objEntry
+	routes  map[unsafe.Pointer]*routeEntry
+	ports   map[unsafe.Pointer]serviceEntry
+	hosts   map[hostCacheKey]*hostOutput
+	sizes   map[sizeKey]int
+}
+
+// reuse returns m (emptied by retire), or a new map for n entries.
+func reuse[K comparable, V any](m map[K]V, n int) map[K]V {
+	if m == nil {
+		return make(map[K]V, n)
+	}
+	return m
+}
+
+// retire empties the map a Build no longer reads and keeps it as *spare.
+func retire[K comparable, V any](old map[K]V, spare *map[K]V) {
+	clear(old)
+	*spare = old
 }
 
 // cacheKey is one object of one alias, by its address.
@@ -82,15 +108,21 @@ func objectKey(o map[string]any) unsafe.Pointer { return reflect.ValueOf(o).Unsa
 // begin starts one Build's use of the cache.
 func (c *Cache) begin() {
 	c.mu.Lock()
-	c.next = make(map[cacheKey]objEntry, len(c.entries))
-	c.nextRoutes = make(map[unsafe.Pointer]*routeEntry, len(c.routes))
-	c.nextPorts = make(map[unsafe.Pointer]serviceEntry, len(c.servicePorts))
-	c.nextHosts = make(map[hostCacheKey]*hostOutput, len(c.hosts))
-	c.nextSizes = make(map[sizeKey]int, len(c.sizes))
+	c.next = reuse(c.spare.entries, len(c.entries))
+	c.nextRoutes = reuse(c.spare.routes, len(c.routes))
+	c.nextPorts = reuse(c.spare.ports, len(c.servicePorts))
+	c.nextHosts = reuse(c.spare.hosts, len(c.hosts))
+	c.nextSizes = reuse(c.spare.sizes, len(c.sizes))
+	c.spare = spareMaps{}
 }
 
 // end keeps the entries this Build used and drops the others.
 func (c *Cache) end() {
+	retire(c.entries, &c.spare.entries)
+	retire(c.routes, &c.spare.routes)
+	retire(c.servicePorts, &c.spare.ports)
+	retire(c.hosts, &c.spare.hosts)
+	retire(c.sizes, &c.spare.sizes)
 	c.entries, c.next = c.next, nil
 	c.routes, c.nextRoutes = c.nextRoutes, nil
 	c.servicePorts, c.nextPorts = c.nextPorts, nil

@@ -284,7 +284,7 @@ func (g *gateway) buildContext(c *Cache) map[string]any {
 		gw:       g.ref,
 	}
 	for _, n := range mapNames {
-		b.ctx.Maps[n] = []mapEntryIR{}
+		b.ctx.Maps[n] = make([]mapEntryIR, 0, b.sizeOf(n))
 	}
 	// Frontends: one per port with at least one listener that carries
 	// routes.
