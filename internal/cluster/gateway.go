@@ -396,12 +396,8 @@ func (g *gatewayPipeline) startLoop(ctx context.Context, ref gatewayapi.Ref, s *
 		Checker:      g.c.checker,
 		CheckSpacing: g.c.cfg.CheckSpacing,
 		Debounce:     g.c.cfg.Debounce,
-		// Process-wide, but a loop collects only when the next render
-		// would: after one loop's collection the others find the heap
-		// far from its goal.
-		IdleGC:     true,
-		Log:        g.c.log.With("gateway", ref.String()),
-		Registerer: prometheus.WrapRegistererWith(prometheus.Labels{"gateway": ref.String()}, gl.reg),
+		Log:          g.c.log.With("gateway", ref.String()),
+		Registerer:   prometheus.WrapRegistererWith(prometheus.Labels{"gateway": ref.String()}, gl.reg),
 		RenderInput: func(snap templating.Store) controller.RenderInput {
 			m := gatewayapi.Build(snap, opts)
 			gen, _ := m.Gateway(ref)

@@ -65,6 +65,10 @@ type idleCollector struct {
 	collect func()           // nil: runtime.GC
 	release func()           // nil: debug.FreeOSMemory
 
+	// collectAfter: end may start a collection (Config.IdleGC); without
+	// it the collector only releases memory after quiet spells.
+	collectAfter bool
+
 	atStart      uint64 // Allocs at begin
 	perReconcile uint64 // a halving peak of the bytes one reconciliation allocates
 	// dirty: a reconciliation ended since the last release.
@@ -83,13 +87,18 @@ func (c *idleCollector) stats() heapStats {
 
 // begin marks the start of a reconciliation.
 func (c *idleCollector) begin() {
-	c.atStart = c.stats().Allocs
+	if c.collectAfter {
+		c.atStart = c.stats().Allocs
+	}
 }
 
 // end marks the end of a reconciliation and starts a collection when the
 // next reconciliation would likely start one.
 func (c *idleCollector) end() {
 	c.dirty = true
+	if !c.collectAfter {
+		return
+	}
 	h := c.stats()
 	// A peak that halves per reconciliation: a large render (a Service
 	// behind many routes) keeps the margin for a few more, and the first

@@ -57,7 +57,7 @@ func (s *scriptedHeap) alloc(n uint64) { s.h.Allocs += n; s.h.Objects += n }
 func TestIdleCollectorCollectsBeforeTheReconciliationThatWouldTrigger(t *testing.T) {
 	heap := &scriptedHeap{h: heapStats{Objects: 64 * mib, Live: 64 * mib, Goal: 128 * mib}}
 	var collections atomic.Int32
-	c := &idleCollector{read: heap.read, collect: func() {
+	c := &idleCollector{collectAfter: true, read: heap.read, collect: func() {
 		collections.Add(1)
 		heap.h.Objects = heap.h.Live // what a collection leaves
 	}}
@@ -90,7 +90,7 @@ func TestIdleCollectorRunsOneCollectionAtATime(t *testing.T) {
 	heap := &scriptedHeap{h: heapStats{Objects: 120 * mib, Live: 64 * mib, Goal: 128 * mib}}
 	release := make(chan struct{})
 	var collections atomic.Int32
-	c := &idleCollector{read: heap.read, collect: func() {
+	c := &idleCollector{collectAfter: true, read: heap.read, collect: func() {
 		collections.Add(1)
 		<-release
 	}}
@@ -115,7 +115,7 @@ func TestIdleCollectorRunsOneCollectionAtATime(t *testing.T) {
 
 func TestIdleCollectorRemembersALargeReconciliation(t *testing.T) {
 	heap := &scriptedHeap{h: heapStats{Objects: 64 * mib, Live: 64 * mib, Goal: 128 * mib}}
-	c := &idleCollector{read: heap.read, collect: func() {}}
+	c := &idleCollector{collectAfter: true, read: heap.read, collect: func() {}}
 	c.begin()
 	heap.alloc(32 * mib)
 	c.end()
@@ -199,7 +199,7 @@ func TestLoopWithIdleGCCollectsAfterAReconciliationAndWaitsForIt(t *testing.T) {
 func TestIdleCollectorReleasesOncePerQuietSpell(t *testing.T) {
 	heap := &scriptedHeap{h: heapStats{Objects: 64 * mib, Live: 64 * mib, Goal: 128 * mib}}
 	var releases atomic.Int32
-	c := &idleCollector{read: heap.read, collect: func() {}, release: func() { releases.Add(1) }}
+	c := &idleCollector{collectAfter: true, read: heap.read, collect: func() {}, release: func() { releases.Add(1) }}
 	c.idle()
 	c.wait()
 	if n := releases.Load(); n != 0 {
@@ -220,6 +220,28 @@ func TestIdleCollectorReleasesOncePerQuietSpell(t *testing.T) {
 	c.wait()
 	if n := releases.Load(); n != 2 {
 		t.Errorf("%d releases after a second reconciliation, want 2", n)
+	}
+}
+
+// TestIdleCollectorWithoutCollectAfterOnlyReleases: without IdleGC a
+// reconciliation that would trigger a collection starts none, and the
+// quiet spell after it still releases.
+func TestIdleCollectorWithoutCollectAfterOnlyReleases(t *testing.T) {
+	heap := &scriptedHeap{h: heapStats{Objects: 64 * mib, Live: 64 * mib, Goal: 128 * mib}}
+	var collections, releases atomic.Int32
+	c := &idleCollector{read: heap.read, collect: func() { collections.Add(1) }, release: func() { releases.Add(1) }}
+	for range 3 {
+		c.begin()
+		heap.alloc(40 * mib) // far past the earliest trigger
+		c.end()
+	}
+	c.idle()
+	c.wait()
+	if n := collections.Load(); n != 0 {
+		t.Errorf("%d collections, want none", n)
+	}
+	if n := releases.Load(); n != 1 {
+		t.Errorf("%d releases after the quiet spell, want 1", n)
 	}
 }
 

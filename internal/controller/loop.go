@@ -116,7 +116,7 @@ type Config struct {
 	// ended, on the loop's goroutine: a caller that reports what the pods
 	// run ([Loop.Status].Pods) looks again. It must not block.
 	Dispatched func()
-	// IdleRelease, with IdleGC, is how long the loop must idle after a
+	// IdleRelease is how long the loop must idle after a
 	// reconciliation before it collects and returns the heap's free
 	// memory to the system (once per quiet spell): a burst of changes
 	// leaves the heap up to twice its live size, and without this the
@@ -140,7 +140,7 @@ type Loop struct {
 	log      *slog.Logger
 	kick     chan struct{} // capacity 1: "reconcile, something outside the store changed"
 	verdicts chan rendergate.Result
-	idleGC   *idleCollector // nil unless Config.IdleGC
+	idleGC   *idleCollector // nil without Config.IdleGC and IdleRelease
 	tags     planTags
 
 	mu     sync.Mutex
@@ -247,8 +247,8 @@ func New(cfg Config) (*Loop, error) {
 		verdicts: make(chan rendergate.Result, 16),
 		engine:   cfg.Engine,
 	}
-	if cfg.IdleGC {
-		l.idleGC = &idleCollector{}
+	if cfg.IdleGC || cfg.IdleRelease > 0 {
+		l.idleGC = &idleCollector{collectAfter: cfg.IdleGC}
 	}
 	if p, ok := cfg.Checker.(rendergate.Pauser); ok {
 		l.pauser = p
