@@ -302,10 +302,7 @@ func (g *gatewayPipeline) apply(st *store.Memory, quiet []string, ev controller.
 			err = st.Delete(c.Alias, c.Namespace, c.Name)
 			changed = true
 		} else {
-			if !changed {
-				prev, ok := st.Get(c.Alias, c.Namespace, c.Name)
-				changed = !ok || !slices.Contains(quiet, c.Alias) || !controller.OnlyStatusDiffers(prev, c.Object)
-			}
+			changed = changed || !controller.StatusEcho(st, quiet, c)
 			err = st.Update(c.Alias, c.Object)
 		}
 		if err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -503,14 +502,10 @@ func (l *Loop) applyEvent(ev Event) bool {
 	changed := false
 	for _, c := range ev.Changes {
 		var err error
-		quiet := false
+		quiet := StatusEcho(l.store, l.cfg.QuietStatus, c)
 		if c.Object == nil {
 			err = l.store.Delete(c.Alias, c.Namespace, c.Name)
 		} else {
-			if slices.Contains(l.cfg.QuietStatus, c.Alias) {
-				prev, ok := l.store.Get(c.Alias, c.Namespace, c.Name)
-				quiet = ok && OnlyStatusDiffers(prev, c.Object)
-			}
 			err = l.store.Update(c.Alias, c.Object)
 		}
 		if err != nil {

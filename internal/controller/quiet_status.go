@@ -3,7 +3,19 @@ package controller
 import (
 	"reflect"
 	"slices"
+
+	"github.com/haptic-io/haptic/store"
 )
+
+// StatusEcho says whether c changes nothing but the .status of an object
+// st holds under one of the quiet aliases (see [Config].QuietStatus).
+func StatusEcho(st *store.Memory, quiet []string, c Change) bool {
+	if c.Object == nil || !slices.Contains(quiet, c.Alias) {
+		return false
+	}
+	prev, ok := st.Get(c.Alias, c.Namespace, c.Name)
+	return ok && OnlyStatusDiffers(prev, c.Object)
+}
 
 // OnlyStatusDiffers says whether two versions of an object differ in
 // nothing but .status and metadata.resourceVersion (see
