@@ -55,6 +55,14 @@ func FuzzBuild(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// part holds every other object: a cached Build of it, then one
+		// of the whole store, then one of part again, must each equal a
+		// fresh Build, so that what one Build keeps never leaks into a
+		// Build of a store that changed.
+		part, err := store.NewMemory(gatewayapi.WatchedResources())
+		if err != nil {
+			t.Fatal(err)
+		}
 		for i, o := range objs {
 			k := fuzzKinds[i%len(fuzzKinds)]
 			for _, fk := range fuzzKinds {
@@ -67,8 +75,12 @@ func FuzzBuild(f *testing.F) {
 				o["metadata"] = map[string]any{"namespace": "a", "name": "n" + string(rune('a'+i%26))}
 			}
 			_ = m.Add(k.alias, o)
+			if i%2 == 0 {
+				_ = part.Add(k.alias, o)
+			}
 		}
 		snap := m.Snapshot()
+		partSnap := part.Snapshot()
 		model := gatewayapi.Build(snap, gatewayapi.Options{})
 		again := gatewayapi.Build(snap, gatewayapi.Options{})
 		// A Cache changes nothing: the second cached Build reuses what
@@ -77,6 +89,10 @@ func FuzzBuild(f *testing.F) {
 			return gatewayapi.Fleet{Addresses: []string{"10.0.0.1"}, ProgrammedGeneration: 1}
 		}
 		cache := &gatewayapi.Cache{}
+		sameAsFresh(t, gatewayapi.Build(partSnap, gatewayapi.Options{Cache: cache}), gatewayapi.Build(partSnap, gatewayapi.Options{}), fleet)
+		grown := gatewayapi.Build(snap, gatewayapi.Options{Cache: cache})
+		sameAsFresh(t, grown, model, fleet)
+		sameAsFresh(t, gatewayapi.Build(partSnap, gatewayapi.Options{Cache: cache}), gatewayapi.Build(partSnap, gatewayapi.Options{}), fleet)
 		gatewayapi.Build(snap, gatewayapi.Options{Cache: cache}).Statuses(fleet)
 		cached := gatewayapi.Build(snap, gatewayapi.Options{Cache: cache})
 		sts := model.Statuses(fleet)
@@ -107,6 +123,24 @@ func FuzzBuild(f *testing.F) {
 			_ = model.Listeners(ref)
 		}
 	})
+}
+
+// sameAsFresh fails t unless cached, a Build with a Cache, has the
+// statuses and render contexts of fresh, a Build of the same store
+// without one.
+func sameAsFresh(t *testing.T, cached, fresh *gatewayapi.Model, fleet func(gatewayapi.Ref) gatewayapi.Fleet) {
+	t.Helper()
+	if !reflect.DeepEqual(cached.Statuses(fleet), fresh.Statuses(fleet)) {
+		t.Fatal("statuses of a cached Build after a Build of another store differ from a fresh Build")
+	}
+	if !reflect.DeepEqual(cached.Gateways(), fresh.Gateways()) {
+		t.Fatal("Gateways of a cached Build after a Build of another store differ from a fresh Build")
+	}
+	for _, ref := range fresh.Gateways() {
+		if !reflect.DeepEqual(cached.RenderContext(ref), fresh.RenderContext(ref)) {
+			t.Fatalf("render context of %s: a cached Build after a Build of another store differs from a fresh Build", ref)
+		}
+	}
 }
 
 func checkMaps(t *testing.T, ctx map[string]any) {
