@@ -43,6 +43,13 @@ func TestAStatusOnlyUpdateOfAQuietAliasIsFiledWithoutARender(t *testing.T) {
 			withStatus["metadata"] = map[string]any{"namespace": "default", "name": "a", "resourceVersion": "2"}
 			withStatus["status"] = map[string]any{"loadBalancer": map[string]any{"ingress": []any{map[string]any{"ip": "10.0.0.1"}}}}
 			src.send(t, Event{Changes: []Change{upsert(withStatus)}})
+			if c.want > 1 {
+				// The update's own reconciliation, before the spec change
+				// can share it.
+				eventually(t, "the status update to be reconciled", func() bool {
+					return metricValue(t, reg, "haptic_reconciliation_total")-listed == 1
+				})
+			}
 			// A spec change after it: its apply says the update before it
 			// was taken.
 			src.send(t, Event{Changes: []Change{upsert(route("b", "b.example", "127.0.0.1", 9002))}})
