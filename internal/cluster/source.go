@@ -95,12 +95,14 @@ func NewWatchEventsCounter(reg prometheus.Registerer) *prometheus.CounterVec {
 //
 // Objects reach the loop without metadata.managedFields and without the
 // kubectl last-applied annotation: templates have no use for them and
-// they are often most of an object's size.
+// they are often most of an object's size. The informers' objects share
+// the values they hold equal (see compactor): they are read-only.
 type Source struct {
-	cfg    SourceConfig
-	gvrs   []schema.GroupVersionResource
-	labels []labels.Selector
-	fields []fieldFilter
+	cfg     SourceConfig
+	gvrs    []schema.GroupVersionResource
+	labels  []labels.Selector
+	fields  []fieldFilter
+	compact *compactor
 
 	mu      sync.Mutex
 	indexes map[string]cache.Indexer // guarded by mu; by alias, once Run started
@@ -124,7 +126,7 @@ func NewSource(cfg SourceConfig) (*Source, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &Source{cfg: cfg}
+	s := &Source{cfg: cfg, compact: newCompactor()}
 	var errs []error
 	for _, w := range cfg.Watches {
 		gv, err := schema.ParseGroupVersion(w.APIVersion)
@@ -243,7 +245,8 @@ func (s *Source) Objects(alias string) []*unstructured.Unstructured {
 }
 
 // informer returns the informer of watch i: namespace scope and label
-// selector server-side, the object trimmed before it is cached.
+// selector server-side, the object trimmed and compacted before it is
+// cached.
 func (s *Source) informer(i int) cache.SharedIndexInformer {
 	w, gvr := s.cfg.Watches[i], s.gvrs[i]
 	ri := s.cfg.Client.Resource(gvr)
@@ -263,8 +266,18 @@ func (s *Source) informer(i int) cache.SharedIndexInformer {
 		},
 	}
 	inf := cache.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, 0, cache.Indexers{})
-	_ = inf.SetTransform(trim) // fails only once the informer runs
+	_ = inf.SetTransform(s.transform) // fails only once the informer runs
 	return inf
+}
+
+// transform is what the informers cache of an object: trimmed, then
+// compacted.
+func (s *Source) transform(obj any) (any, error) {
+	obj, err := trim(obj)
+	if u, ok := obj.(*unstructured.Unstructured); ok && err == nil {
+		u.Object = s.compact.compact(u.Object)
+	}
+	return obj, err
 }
 
 // trim drops what templates never read from an object before the
