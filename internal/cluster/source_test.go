@@ -154,3 +154,33 @@ func TestHandlerDebounceSendsTheFirstChangeAndBatchesTheRest(t *testing.T) {
 	case <-time.After(400 * time.Millisecond):
 	}
 }
+
+func TestSourceObjectsShareTheValuesTheyHoldEqual(t *testing.T) {
+	scheme := runtime.NewScheme()
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme, map[schema.GroupVersionResource]string{servicesGVR: "ServiceList"},
+		unstructuredService("a", "one", map[string]any{"team": "web"}), unstructuredService("b", "two", map[string]any{"team": "web"}))
+	src, err := NewSource(SourceConfig{Client: dyn, Watches: []Watch{{Alias: "services", APIVersion: "v1", Resource: "services"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events := make(chan controller.Event, 16)
+	go func() { _ = src.Run(ctx, events) }()
+	initial := collect(t, events)
+	if len(initial) != 2 || initial[0].Object == nil || initial[1].Object == nil {
+		t.Fatalf("initial changes %v, want two objects", initial)
+	}
+	a, b := initial[0].Object, initial[1].Object
+	if !samePointer(a["spec"], b["spec"]) {
+		t.Error("the two equal specs are two instances")
+	}
+	labelsA := a["metadata"].(map[string]any)["labels"]
+	labelsB := b["metadata"].(map[string]any)["labels"]
+	if !samePointer(labelsA, labelsB) {
+		t.Error("the two equal label sets are two instances")
+	}
+	if samePointer(a["metadata"], b["metadata"]) {
+		t.Error("two objects share their metadata")
+	}
+}
