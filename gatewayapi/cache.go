@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // Cache keeps what one [Build] computed, so that the next Build of a
@@ -13,10 +15,9 @@ import (
 // touch:
 //
 //   - the typed form of each object, for the very same object of the
-//     store (objects are immutable once in a store: a change replaces
-//     the object) with the same metadata.resourceVersion (an object
-//     without resourceVersion, as manifests from files may be, is decoded
-//     every time);
+//     store: objects are immutable once in a store (a change replaces
+//     the object), so the object's address is its identity, as it is for
+//     the templating engine's replay;
 //   - each route as resolved (rules normalized, backendRefs resolved to
 //     backend sets, ResolvedRefs), for the same typed object, with the
 //     Services and ReferenceGrants its resolution read: the entry is
@@ -90,9 +91,8 @@ type cacheKey struct {
 // decode); obj keeps the object alive, so that its address is not
 // reused while the entry exists.
 type objEntry struct {
-	obj             map[string]any
-	resourceVersion string
-	v               any
+	obj map[string]any
+	v   any
 }
 
 // serviceEntry is one Service object's name and ports.
@@ -131,20 +131,21 @@ func (c *Cache) end() {
 	c.mu.Unlock()
 }
 
-// get returns the typed form of o under alias when o was decoded with
-// resourceVersion rv before.
-func (c *Cache) get(alias string, o map[string]any, rv string) (any, bool) {
+// get returns the typed form of o under alias when o was decoded
+// before. It reads nothing of o: reading a field of each of thousands
+// of objects costs a Build more than the lookup.
+func (c *Cache) get(alias string, o map[string]any) (any, bool) {
 	k := cacheKey{alias: alias, obj: objectKey(o)}
 	e, ok := c.entries[k]
-	if !ok || e.resourceVersion != rv {
+	if !ok {
 		return nil, false
 	}
 	c.next[k] = e
 	return e.v, true
 }
 
-func (c *Cache) put(alias string, o map[string]any, rv string, v any) {
-	c.next[cacheKey{alias: alias, obj: objectKey(o)}] = objEntry{obj: o, resourceVersion: rv, v: v}
+func (c *Cache) put(alias string, o map[string]any, v any) {
+	c.next[cacheKey{alias: alias, obj: objectKey(o)}] = objEntry{obj: o, v: v}
 }
 
 // routeEntry is one resolved route and what its resolution read.
@@ -154,6 +155,10 @@ type routeEntry struct {
 	src  any
 	r    *route
 	deps routeDeps
+	// services is the Service lookup deps last read the same in: while
+	// a Build's is that very map (servicesOf hands out the previous one
+	// while the Services are the same objects), nothing is looked up.
+	services map[Ref][]servicePort
 	// status is the route's .status as the last [Model.Statuses] made
 	// it, for the routes resolved from this entry.
 	status atomic.Pointer[routeStatus]
@@ -162,10 +167,11 @@ type routeEntry struct {
 // routeDeps are the lookups of one route's resolution.
 type routeDeps struct {
 	services []serviceDep
-	// grants is set when the resolution consulted the ReferenceGrants;
-	// grantsSig is what they were then.
+	// grants is set when the resolution consulted the ReferenceGrants,
+	// which were then grantObjs (typed objects of the cache: the same
+	// pointers are the same grants).
 	grants    bool
-	grantsSig string
+	grantObjs []*gatewayv1.ReferenceGrant
 }
 
 // serviceDep is one Service lookup: the ports found, or found false.
@@ -175,10 +181,14 @@ type serviceDep struct {
 	ports []servicePort
 }
 
-// still says whether the lookups of d read the same in w.
-func (d *routeDeps) still(w *world) bool {
-	if d.grants && (!w.grantsStable || d.grantsSig != w.grantsSig) {
+// still says whether the lookups of e's resolution read the same in w.
+func (e *routeEntry) still(w *world) bool {
+	d := &e.deps
+	if d.grants && !slices.Equal(d.grantObjs, w.grants) {
 		return false
+	}
+	if len(d.services) == 0 || sameLookup(e.services, w.services) {
+		return true
 	}
 	for _, s := range d.services {
 		ports, ok := w.services[s.ref]
@@ -186,30 +196,30 @@ func (d *routeDeps) still(w *world) bool {
 			return false
 		}
 	}
+	e.services = w.services
 	return true
 }
 
-// resolve returns the route of typed object src (of address key, with
-// resourceVersion rv), through the cache when there is one: a copy of
-// the cached template when its object and lookups are unchanged, else
-// fresh from f (and cached).
-func (w *world) resolve(src any, key unsafe.Pointer, resourceVersion string, f func() *route) *route {
+// sameLookup says whether a and b are the very same Service lookup.
+func sameLookup(a, b map[Ref][]servicePort) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+// resolve returns the route of typed object src (of address key, a
+// typed object of the cache), through the cache when there is one: a
+// copy of the cached template when its object and lookups are
+// unchanged, else fresh from f (and cached).
+func (w *world) resolve(src any, key unsafe.Pointer, f func() *route) *route {
 	c := w.opts.Cache
-	if c == nil || resourceVersion == "" {
+	if c == nil {
 		return f()
 	}
 	e := c.routes[key]
-	if e == nil || !e.deps.still(w) {
+	if e == nil || !e.still(w) {
 		w.rec = &routeDeps{}
 		r := f()
-		e = &routeEntry{src: src, r: r, deps: *w.rec}
+		e = &routeEntry{src: src, r: r, deps: *w.rec, services: w.services}
 		w.rec = nil
-		if e.deps.grants && !w.grantsStable {
-			// Grants without resourceVersion cannot be compared: this
-			// route is resolved again next time.
-			cp := *r
-			return &cp
-		}
 	}
 	c.nextRoutes[key] = e
 	cp := *e.r
@@ -257,8 +267,8 @@ type candSig struct {
 
 // recordedEntry is one write of a map entry.
 type recordedEntry struct {
-	mapName string
-	e       mapEntryIR
+	m int // index of mapNames
+	e mapEntryIR
 }
 
 // same says whether o was computed from these inputs.

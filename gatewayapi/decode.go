@@ -44,27 +44,23 @@ func list[T any](s templating.Store, alias string, c *Cache) []*T {
 	objs := s.List(alias)
 	out := make([]*T, 0, len(objs))
 	for _, o := range objs {
-		rv := ""
 		if c != nil {
-			rv = str(obj(o, "metadata"), "resourceVersion")
-			if rv != "" {
-				if v, ok := c.get(alias, o, rv); ok {
-					if t, ok := v.(*T); ok && t != nil {
-						out = append(out, t)
-					}
-					continue
+			if v, ok := c.get(alias, o); ok {
+				if t, ok := v.(*T); ok && t != nil {
+					out = append(out, t)
 				}
+				continue
 			}
 		}
 		v := new(T)
 		if decode(o, v) != nil {
 			v = nil
 		}
-		if c != nil && rv != "" {
+		if c != nil {
 			if v == nil {
-				c.put(alias, o, rv, nil) // a failed decode is remembered
+				c.put(alias, o, nil) // a failed decode is remembered
 			} else {
-				c.put(alias, o, rv, v)
+				c.put(alias, o, v)
 			}
 		}
 		if v != nil {

@@ -1,6 +1,8 @@
 package gatewayapi
 
 import (
+	"cmp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,8 +24,19 @@ const (
 	MapTLSTerminate  = "gw-tls-terminate.map" // listener -> "1" for a listener that terminates TLS on a port that also passes TLS through
 )
 
-// mapNames lists every map of the context, in a fixed order.
-var mapNames = []string{MapListeners, MapListenersWild, MapHosts, MapHostsWild, MapPathsExact, MapPathsPrefixEq, MapPathsPrefix, MapTLS, MapTLSTerminate}
+// mapNames lists every map of the context, in a fixed order: a map's
+// place in it is its index in builder.maps.
+var mapNames = [...]string{MapListeners, MapListenersWild, MapHosts, MapHostsWild, MapPathsExact, MapPathsPrefixEq, MapPathsPrefix, MapTLS, MapTLSTerminate}
+
+// mapIndex is the place of map mapName in mapNames.
+func mapIndex(mapName string) int {
+	for i, n := range mapNames {
+		if n == mapName {
+			return i
+		}
+	}
+	panic("gatewayapi: unknown map " + mapName)
+}
 
 // orderedMaps are the maps whose entries are tried in file order.
 var orderedMaps = map[string]bool{MapListenersWild: true, MapHostsWild: true}
@@ -43,6 +56,9 @@ type mapEntryIR struct {
 	// shaped, when set, is the entry's JSON-shaped form, kept with a
 	// cached host key's output.
 	shaped map[string]any
+	// seq is the entry's place among its map's writes: where writes
+	// share a key, the first one wins (see builder.add).
+	seq int
 }
 
 // frontendIR is one listening port.
@@ -202,23 +218,28 @@ func (c *cand) backendName() string {
 
 // builder accumulates one Gateway's context.
 type builder struct {
-	ctx      *renderContext
-	seen     map[string]map[string]bool // map -> keys written
+	ctx *renderContext
+	// maps are the context's maps while they are written, by index of
+	// mapNames.
+	maps     [len(mapNames)][]mapEntryIR
 	backends map[string]*backendSet
 	// cache, when set, keeps each host key's output for the next Build
 	// (of Gateway gw); rec records the host key being computed.
 	cache *Cache
 	gw    Ref
 	rec   *hostOutput
+	// hostKeys is how many host keys the HTTP routes reach.
+	hostKeys int
 }
 
 func (b *builder) entry(mapName, key, value string) {
 	e := mapEntryIR{Key: key, Value: value}
+	m := mapIndex(mapName)
 	if b.rec != nil {
 		e.shaped = e.shape(mapName)
-		b.rec.entries = append(b.rec.entries, recordedEntry{mapName: mapName, e: e})
+		b.rec.entries = append(b.rec.entries, recordedEntry{m: m, e: e})
 	}
-	b.add(mapName, e)
+	b.add(m, e)
 }
 
 // sizeOf is how many entries map mapName ("" for the host keys) had in
@@ -231,29 +252,42 @@ func (b *builder) sizeOf(mapName string) int {
 }
 
 // keepSizes records the sizes of this Build's maps for the next one.
-func (b *builder) keepSizes(hostKeys int) {
+func (b *builder) keepSizes() {
 	if b.cache == nil {
 		return
 	}
-	b.cache.nextSizes[sizeKey{gateway: b.gw}] = hostKeys
-	for n, s := range b.seen {
-		b.cache.nextSizes[sizeKey{gateway: b.gw, name: n}] = len(s)
+	b.cache.nextSizes[sizeKey{gateway: b.gw}] = b.hostKeys
+	for i, es := range b.maps {
+		b.cache.nextSizes[sizeKey{gateway: b.gw, name: mapNames[i]}] = len(es)
 	}
 }
 
-// add writes e into map mapName unless an entry of its key is there.
-func (b *builder) add(mapName string, e mapEntryIR) {
-	key := e.Key
-	s := b.seen[mapName]
-	if s == nil {
-		s = make(map[string]bool, b.sizeOf(mapName))
-		b.seen[mapName] = s
+// add writes e into map m (an index of mapNames). Of the writes of one
+// key the first wins (callers write in precedence order): sortMaps
+// keeps it and drops the others, which costs a Build less than a set of
+// the keys written.
+func (b *builder) add(m int, e mapEntryIR) {
+	e.seq = len(b.maps[m])
+	b.maps[m] = append(b.maps[m], e)
+}
+
+// sortMaps puts the entries of each map in file order (longest key
+// first for the maps tried in order, else by key) and keeps the first
+// write of each key.
+func (b *builder) sortMaps() {
+	for i, es := range b.maps {
+		ordered := orderedMaps[mapNames[i]]
+		slices.SortFunc(es, func(x, y mapEntryIR) int {
+			if ordered && len(x.Key) != len(y.Key) {
+				return cmp.Compare(len(y.Key), len(x.Key))
+			}
+			if c := strings.Compare(x.Key, y.Key); c != 0 {
+				return c
+			}
+			return cmp.Compare(x.seq, y.seq)
+		})
+		b.maps[i] = slices.CompactFunc(es, func(x, y mapEntryIR) bool { return x.Key == y.Key })
 	}
-	if s[key] {
-		return // first write wins (callers write in precedence order)
-	}
-	s[key] = true
-	b.ctx.Maps[mapName] = append(b.ctx.Maps[mapName], e)
 }
 
 // hostKey is the key that names one hostname of one listener in the
@@ -278,13 +312,12 @@ func (b *builder) hostEntries(exactMap, wildMap, host, suffix, value string) {
 func (g *gateway) buildContext(c *Cache) map[string]any {
 	b := &builder{
 		ctx:      &renderContext{Namespace: g.ref.Namespace, Name: g.ref.Name, Maps: map[string][]mapEntryIR{}},
-		seen:     map[string]map[string]bool{},
 		backends: map[string]*backendSet{},
 		cache:    c,
 		gw:       g.ref,
 	}
-	for _, n := range mapNames {
-		b.ctx.Maps[n] = make([]mapEntryIR, 0, b.sizeOf(n))
+	for i, n := range mapNames {
+		b.maps[i] = make([]mapEntryIR, 0, b.sizeOf(n))
 	}
 	// Frontends: one per port with at least one listener that carries
 	// routes.
@@ -333,18 +366,11 @@ func (g *gateway) buildContext(c *Cache) map[string]any {
 	for _, bs := range b.backends {
 		b.ctx.Backends = append(b.ctx.Backends, bs)
 	}
-	sort.Slice(b.ctx.Backends, func(i, j int) bool { return b.ctx.Backends[i].Name < b.ctx.Backends[j].Name })
-	for n, es := range b.ctx.Maps {
-		if orderedMaps[n] {
-			sort.SliceStable(es, func(i, j int) bool {
-				if len(es[i].Key) != len(es[j].Key) {
-					return len(es[i].Key) > len(es[j].Key)
-				}
-				return es[i].Key < es[j].Key
-			})
-		} else {
-			sort.Slice(es, func(i, j int) bool { return es[i].Key < es[j].Key })
-		}
+	slices.SortFunc(b.ctx.Backends, func(x, y *backendSet) int { return strings.Compare(x.Name, y.Name) })
+	b.sortMaps()
+	b.keepSizes()
+	for i, n := range mapNames {
+		b.ctx.Maps[n] = b.maps[i]
 	}
 	return b.ctx.shape()
 }
@@ -375,13 +401,21 @@ func (b *builder) http(g *gateway, byPort map[int32]*frontendIR) {
 	hosts := make(map[string]*hostState, b.sizeOf(""))
 	var keys []string
 	attached := append(append([]*attachedRoute(nil), g.http...), g.grpc...)
+	// The candidates and host states come from slabs, one allocation
+	// each rather than one per value.
+	var nCands, nHosts int
 	for _, a := range attached {
-		var hr *httpRoute
-		if a.r.http != nil {
-			hr = a.r.http
-		} else if a.r.grpc != nil {
-			hr = a.r.grpc.http
+		if hr := a.r.httpRules(); hr != nil {
+			for _, rule := range hr.rules {
+				nCands += len(rule.matches) * len(a.hosts)
+			}
+			nHosts += len(a.hosts)
 		}
+	}
+	cands := make([]cand, 0, nCands)
+	states := make([]hostState, 0, nHosts)
+	for _, a := range attached {
+		hr := a.r.httpRules()
 		if hr == nil {
 			continue
 		}
@@ -389,14 +423,15 @@ func (b *builder) http(g *gateway, byPort map[int32]*frontendIR) {
 			hk := hostKey(a.l, h)
 			st := hosts[hk]
 			if st == nil {
-				st = &hostState{l: a.l, host: h}
+				states = append(states, hostState{l: a.l, host: h})
+				st = &states[len(states)-1]
 				hosts[hk] = st
 				keys = append(keys, hk)
 			}
 			for _, rule := range hr.rules {
 				for i := range rule.matches {
-					c := &cand{m: &rule.matches[i], rule: rule, r: a.r, l: a.l, matchIdx: i}
-					st.all = append(st.all, c)
+					cands = append(cands, cand{m: &rule.matches[i], rule: rule, r: a.r, l: a.l, matchIdx: i})
+					st.all = append(st.all, &cands[len(cands)-1])
 				}
 			}
 		}
@@ -439,10 +474,10 @@ func (b *builder) http(g *gateway, byPort map[int32]*frontendIR) {
 		}
 		b.cache.nextHosts[key] = o
 	}
-	b.keepSizes(len(keys))
+	b.hostKeys = len(keys)
 	for _, fe := range byPort {
-		sort.Slice(fe.Groups, func(i, j int) bool { return fe.Groups[i].ID < fe.Groups[j].ID })
-		sort.Slice(fe.Selectors, func(i, j int) bool { return fe.Selectors[i].ID < fe.Selectors[j].ID })
+		slices.SortFunc(fe.Groups, func(x, y *groupIR) int { return strings.Compare(x.ID, y.ID) })
+		slices.SortFunc(fe.Selectors, func(x, y *selectorIR) int { return strings.Compare(x.ID, y.ID) })
 	}
 }
 
@@ -460,7 +495,7 @@ type hostState struct {
 // replay writes the cached output o of a host key as hostKey wrote it.
 func (b *builder) replay(o *hostOutput, fe *frontendIR) {
 	for _, r := range o.entries {
-		b.add(r.mapName, r.e)
+		b.add(r.m, r.e)
 	}
 	fe.Groups = append(fe.Groups, o.groups...)
 	fe.Selectors = append(fe.Selectors, o.selectors...)

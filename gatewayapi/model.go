@@ -158,13 +158,13 @@ func Build(s templating.Store, opts Options) *Model {
 
 	var routes []*route
 	for _, hr := range list[gatewayv1.HTTPRoute](s, AliasHTTPRoutes, opts.Cache) {
-		routes = append(routes, w.resolve(hr, unsafe.Pointer(hr), hr.ResourceVersion, func() *route { return w.resolveHTTPRoute(hr) }))
+		routes = append(routes, w.resolve(hr, unsafe.Pointer(hr), func() *route { return w.resolveHTTPRoute(hr) }))
 	}
 	for _, gr := range list[gatewayv1.GRPCRoute](s, AliasGRPCRoutes, opts.Cache) {
-		routes = append(routes, w.resolve(gr, unsafe.Pointer(gr), gr.ResourceVersion, func() *route { return w.resolveGRPCRoute(gr) }))
+		routes = append(routes, w.resolve(gr, unsafe.Pointer(gr), func() *route { return w.resolveGRPCRoute(gr) }))
 	}
 	for _, tr := range list[gatewayv1.TLSRoute](s, AliasTLSRoutes, opts.Cache) {
-		routes = append(routes, w.resolve(tr, unsafe.Pointer(tr), tr.ResourceVersion, func() *route { return w.resolveTLSRoute(tr) }))
+		routes = append(routes, w.resolve(tr, unsafe.Pointer(tr), func() *route { return w.resolveTLSRoute(tr) }))
 	}
 	for _, r := range routes {
 		if r.ref.Namespace == "" {

@@ -69,6 +69,17 @@ type attachedRoute struct {
 	hosts []string
 }
 
+// httpRules are the HTTP rules of an HTTPRoute or GRPCRoute, else nil.
+func (r *route) httpRules() *httpRoute {
+	switch {
+	case r.http != nil:
+		return r.http
+	case r.grpc != nil:
+		return r.grpc.http
+	}
+	return nil
+}
+
 // olderThan orders routes by creation time, then namespace/name: the
 // tie-breaks of the specification.
 func (r *route) olderThan(o *route) bool {
@@ -117,7 +128,8 @@ func (m *Model) attach(w *world, r *route) {
 // accept it, and returns the parent's Accepted condition.
 func (m *Model) attachParent(w *world, r *route, g *gateway, p gatewayv1.ParentReference) condition {
 	accepted := string(gatewayv1.RouteConditionAccepted)
-	var cands []*listener
+	// A Gateway has a few listeners: these lists stay on the stack.
+	cands := make([]*listener, 0, 8)
 	for _, l := range g.listeners {
 		if p.SectionName != nil && string(*p.SectionName) != l.name {
 			continue
@@ -130,7 +142,7 @@ func (m *Model) attachParent(w *world, r *route, g *gateway, p gatewayv1.ParentR
 	if len(cands) == 0 {
 		return cond(accepted, false, string(gatewayv1.RouteReasonNoMatchingParent), "no listener of the Gateway matches the parentRef's sectionName and port")
 	}
-	var allowed []*listener
+	allowed := make([]*listener, 0, 8)
 	for _, l := range cands {
 		if l.acceptsRoutes && contains(l.kinds, r.kind) && w.allowsNamespace(l, g.ref.Namespace, r.ref.Namespace) {
 			allowed = append(allowed, l)

@@ -96,3 +96,88 @@ spec:
 		t.Error("listener renamed: b's status was made anew")
 	}
 }
+
+// TestCacheKnowsObjectsWithoutResourceVersion: objects from files carry
+// no resourceVersion, and the Cache still knows each by its identity in
+// the store. An unchanged route keeps its status map; a ReferenceGrant
+// replaced by another of the same name (no version tells them apart)
+// resolves the route that depends on it again.
+func TestCacheKnowsObjectsWithoutResourceVersion(t *testing.T) {
+	grant := func(toKind string) string {
+		return `
+apiVersion: gateway.networking.k8s.io/v1
+kind: ReferenceGrant
+metadata: {namespace: apps, name: infra-routes}
+spec:
+  from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: infra}]
+  to: [{group: "", kind: ` + toKind + `}]
+`
+	}
+	st, err := memory(base + `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {namespace: infra, name: gw, generation: 1}
+spec:
+  gatewayClassName: haptic
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: infra, name: local, generation: 1}
+spec:
+  parentRefs: [{name: gw}]
+  rules: [{backendRefs: [{name: web, port: 8080}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {namespace: infra, name: across, generation: 1}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [across.example.com]
+  rules: [{backendRefs: [{name: web, namespace: apps, port: 8080}]}]
+---` + grant("Service"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := &gatewayapi.Cache{}
+	statuses := func(step string) map[string]map[string]any {
+		t.Helper()
+		got := gatewayapi.Build(st.Snapshot(), gatewayapi.Options{Cache: cache}).Statuses(programmed)
+		want := gatewayapi.Build(st.Snapshot(), gatewayapi.Options{}).Statuses(programmed)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("%s: cached statuses (-fresh +cached):\n%s", step, diff)
+		}
+		out := map[string]map[string]any{}
+		for _, s := range got {
+			if s.Kind == "HTTPRoute" {
+				out[s.Name] = s.Status
+			}
+		}
+		return out
+	}
+	same := func(a, b map[string]any) bool {
+		return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+	}
+
+	first := statuses("first")
+	again := statuses("again")
+	if !same(first["local"], again["local"]) || !same(first["across"], again["across"]) {
+		t.Error("again: the status of an unchanged route without resourceVersion was made anew")
+	}
+
+	objs, err := store.DecodeManifests([]byte(grant("Secret")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Update(gatewayapi.AliasReferenceGrants, objs[0]); err != nil {
+		t.Fatal(err)
+	}
+	regranted := statuses("grant replaced")
+	if !same(again["local"], regranted["local"]) {
+		t.Error("grant replaced: the status of a route that reads no grant was made anew")
+	}
+	if cmp.Equal(again["across"], regranted["across"]) {
+		t.Error("grant replaced: the route whose Service the grant no longer allows kept its status")
+	}
+}

@@ -2,7 +2,6 @@ package gatewayapi
 
 import (
 	"slices"
-	"strings"
 	"unsafe"
 
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -18,11 +17,6 @@ type world struct {
 	services   map[Ref][]servicePort
 	secrets    map[Ref]map[string]any
 	grants     []*gatewayv1.ReferenceGrant
-	// grantsSig identifies the grants by namespace, name and
-	// resourceVersion; grantsStable is false when one has no
-	// resourceVersion (then no signature tells two apart).
-	grantsSig    string
-	grantsStable bool
 	// rec, while a route is resolved for the cache, collects the lookups
 	// its resolution makes.
 	rec *routeDeps
@@ -66,17 +60,6 @@ func newWorld(s templating.Store, opts Options) *world {
 		w.secrets[Ref{Namespace: str(md, "namespace"), Name: str(md, "name")}] = o
 	}
 	w.grants = list[gatewayv1.ReferenceGrant](s, AliasReferenceGrants, opts.Cache)
-	if opts.Cache != nil {
-		var sig strings.Builder
-		w.grantsStable = true
-		for _, g := range w.grants {
-			if g.ResourceVersion == "" {
-				w.grantsStable = false
-			}
-			sig.WriteString(g.Namespace + "/" + g.Name + "@" + g.ResourceVersion + "\n")
-		}
-		w.grantsSig = sig.String()
-	}
 	return w
 }
 
@@ -84,7 +67,7 @@ func newWorld(s templating.Store, opts Options) *world {
 // fromGroup/fromKind in fromNS refer to the toGroup/toKind object toName.
 func (w *world) granted(fromGroup, fromKind, fromNS, toGroup, toKind, toNS, toName string) bool {
 	if w.rec != nil {
-		w.rec.grants, w.rec.grantsSig = true, w.grantsSig
+		w.rec.grants, w.rec.grantObjs = true, w.grants
 	}
 	for _, g := range w.grants {
 		if g.Namespace != toNS {
