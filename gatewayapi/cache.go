@@ -151,7 +151,7 @@ func (c *Cache) put(alias string, o map[string]any, v any) {
 // routeEntry is one resolved route and what its resolution read.
 type routeEntry struct {
 	// src is the typed object (kept alive: the key is its address); r
-	// the template: Build attaches copies of it, never r itself.
+	// the template, which Builds share and never modify.
 	src  any
 	r    *route
 	deps routeDeps
@@ -159,9 +159,12 @@ type routeEntry struct {
 	// a Build's is that very map (servicesOf hands out the previous one
 	// while the Services are the same objects), nothing is looked up.
 	services map[Ref][]servicePort
-	// status is the route's .status as the last [Model.Statuses] made
-	// it, for the routes resolved from this entry.
-	status atomic.Pointer[routeStatus]
+	// parents are the route's parents as the last Build attached it
+	// (Builds take turns on the entry); status is the route's .status as
+	// the last [Model.Statuses] made it, for the routes resolved from
+	// this entry.
+	parents []parentStatus
+	status  atomic.Pointer[routeStatus]
 }
 
 // routeDeps are the lookups of one route's resolution.
@@ -206,13 +209,13 @@ func sameLookup(a, b map[Ref][]servicePort) bool {
 }
 
 // resolve returns the route of typed object src (of address key, a
-// typed object of the cache), through the cache when there is one: a
-// copy of the cached template when its object and lookups are
-// unchanged, else fresh from f (and cached).
-func (w *world) resolve(src any, key unsafe.Pointer, f func() *route) *route {
+// typed object of the cache), through the cache when there is one: the
+// cached template when its object and lookups are unchanged, else fresh
+// from f (and cached).
+func (w *world) resolve(src any, key unsafe.Pointer, f func() *route) routeParents {
 	c := w.opts.Cache
 	if c == nil {
-		return f()
+		return routeParents{r: f()}
 	}
 	e := c.routes[key]
 	if e == nil || !e.still(w) {
@@ -222,9 +225,7 @@ func (w *world) resolve(src any, key unsafe.Pointer, f func() *route) *route {
 		w.rec = nil
 	}
 	c.nextRoutes[key] = e
-	cp := *e.r
-	cp.memo = &e.status
-	return &cp
+	return routeParents{r: e.r, entry: e}
 }
 
 // sizeKey names one map of one Gateway's context ("" for its host keys).

@@ -399,7 +399,6 @@ func certLines(ls []*listener, port int32) []crtLine {
 // and gRPC routes of g.
 func (b *builder) http(g *gateway, byPort map[int32]*frontendIR) {
 	hosts := make(map[string]*hostState, b.sizeOf(""))
-	var keys []string
 	attached := append(append([]*attachedRoute(nil), g.http...), g.grpc...)
 	// The candidates and host states come from slabs, one allocation
 	// each rather than one per value.
@@ -414,6 +413,7 @@ func (b *builder) http(g *gateway, byPort map[int32]*frontendIR) {
 	}
 	cands := make([]cand, 0, nCands)
 	states := make([]hostState, 0, nHosts)
+	keys := make([]string, 0, nHosts)
 	for _, a := range attached {
 		hr := a.r.httpRules()
 		if hr == nil {
@@ -484,12 +484,9 @@ func (b *builder) http(g *gateway, byPort map[int32]*frontendIR) {
 // hostState is what reaches one host key: its listener and the
 // candidates, in attachment order until hostKey sorts them.
 type hostState struct {
-	l      *listener
-	host   string
-	exact  map[string][]*cand
-	prefix map[string][]*cand
-	regex  []*cand
-	all    []*cand
+	l    *listener
+	host string
+	all  []*cand
 }
 
 // replay writes the cached output o of a host key as hostKey wrote it.
@@ -509,16 +506,17 @@ func (b *builder) replay(o *hostOutput, fe *frontendIR) {
 func (b *builder) hostKey(hk string, st *hostState, fe *frontendIR) {
 	// The host key's own entry: no other host key writes its key.
 	b.hostEntries(MapHosts, MapHostsWild, st.host, st.l.name, hk)
-	st.exact, st.prefix = map[string][]*cand{}, map[string][]*cand{}
+	exactPaths, prefixPaths := map[string][]*cand{}, map[string][]*cand{}
+	var regex []*cand
 	sort.SliceStable(st.all, func(i, j int) bool { return st.all[i].before(st.all[j]) })
 	for _, c := range st.all {
 		switch c.m.pathType {
 		case string(gatewayv1.PathMatchExact):
-			st.exact[c.m.path] = append(st.exact[c.m.path], c)
+			exactPaths[c.m.path] = append(exactPaths[c.m.path], c)
 		case string(gatewayv1.PathMatchPathPrefix):
-			st.prefix[c.m.path] = append(st.prefix[c.m.path], c)
+			prefixPaths[c.m.path] = append(prefixPaths[c.m.path], c)
 		default:
-			st.regex = append(st.regex, c)
+			regex = append(regex, c)
 		}
 	}
 	sels := map[string]bool{}
@@ -559,11 +557,11 @@ func (b *builder) hostKey(hk string, st *hostState, fe *frontendIR) {
 			}
 			return false
 		}
-		if exact && add(st.exact[p]) {
+		if exact && add(exactPaths[p]) {
 			return out
 		}
 		for q := p; ; {
-			if add(st.prefix[q]) {
+			if add(prefixPaths[q]) {
 				return out
 			}
 			if q == "/" {
@@ -576,13 +574,13 @@ func (b *builder) hostKey(hk string, st *hostState, fe *frontendIR) {
 				q = q[:i]
 			}
 		}
-		add(st.regex)
+		add(regex)
 		return out
 	}
-	for _, p := range sortedKeys(st.exact) {
+	for _, p := range sortedKeys(exactPaths) {
 		emit(MapPathsExact, hk+p, hk+" exact "+p, chain(p, true))
 	}
-	for _, p := range sortedKeys(st.prefix) {
+	for _, p := range sortedKeys(prefixPaths) {
 		list := chain(p, false)
 		if p != "/" {
 			emit(MapPathsPrefixEq, hk+p, hk+" prefix "+p, list)
@@ -591,7 +589,7 @@ func (b *builder) hostKey(hk string, st *hostState, fe *frontendIR) {
 			emit(MapPathsPrefix, hk+"/", hk+" prefix /", list)
 		}
 	}
-	if len(st.regex) > 0 && len(st.prefix["/"]) == 0 {
+	if len(regex) > 0 && len(prefixPaths["/"]) == 0 {
 		// Requests no path map matches still try the regular
 		// expressions: the root prefix of the host key leads there.
 		emit(MapPathsPrefix, hk+"/", hk+" prefix /", chain("/", false))

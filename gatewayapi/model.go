@@ -88,7 +88,18 @@ type Model struct {
 	classes []*gatewayClass
 	all     map[Ref]*gateway // every Gateway of our classes
 	order   []*gateway       // the same, sorted
-	routes  []*route         // routes with at least one parent of ours, sorted by kind, namespace, name
+	routes  []routeParents   // routes with at least one parent of ours
+}
+
+// routeParents is a route as one Build attached it: the route (the
+// template a Cache shares between Builds: never modified) and its
+// status.parents entries of ours.
+type routeParents struct {
+	r       *route
+	parents []parentStatus
+	// entry is the route's cache entry, where the last Build keeps the
+	// parents and the last Statuses the status; nil without a cache.
+	entry *routeEntry
 }
 
 // gatewayClass is one GatewayClass of our controllerName.
@@ -156,23 +167,32 @@ func Build(s templating.Store, opts Options) *Model {
 	}
 	sort.Slice(m.order, func(i, j int) bool { return lessRef(m.order[i].ref, m.order[j].ref) })
 
-	var routes []*route
-	for _, hr := range list[gatewayv1.HTTPRoute](s, AliasHTTPRoutes, opts.Cache) {
+	hrs := list[gatewayv1.HTTPRoute](s, AliasHTTPRoutes, opts.Cache)
+	grs := list[gatewayv1.GRPCRoute](s, AliasGRPCRoutes, opts.Cache)
+	trs := list[gatewayv1.TLSRoute](s, AliasTLSRoutes, opts.Cache)
+	routes := make([]routeParents, 0, len(hrs)+len(grs)+len(trs))
+	for _, hr := range hrs {
 		routes = append(routes, w.resolve(hr, unsafe.Pointer(hr), func() *route { return w.resolveHTTPRoute(hr) }))
 	}
-	for _, gr := range list[gatewayv1.GRPCRoute](s, AliasGRPCRoutes, opts.Cache) {
+	for _, gr := range grs {
 		routes = append(routes, w.resolve(gr, unsafe.Pointer(gr), func() *route { return w.resolveGRPCRoute(gr) }))
 	}
-	for _, tr := range list[gatewayv1.TLSRoute](s, AliasTLSRoutes, opts.Cache) {
+	for _, tr := range trs {
 		routes = append(routes, w.resolve(tr, unsafe.Pointer(tr), func() *route { return w.resolveTLSRoute(tr) }))
 	}
-	for _, r := range routes {
-		if r.ref.Namespace == "" {
+	m.routes = make([]routeParents, 0, len(routes))
+	for _, rp := range routes {
+		if rp.r.ref.Namespace == "" {
 			continue
 		}
-		m.attach(w, r)
-		if len(r.parents) > 0 {
-			m.routes = append(m.routes, r)
+		if rp.entry == nil {
+			rp.parents = m.attach(w, rp.r, nil)
+		} else {
+			rp.parents = m.attach(w, rp.r, rp.entry.parents)
+			rp.entry.parents = rp.parents
+		}
+		if len(rp.parents) > 0 {
+			m.routes = append(m.routes, rp)
 		}
 	}
 	for _, g := range m.order {

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -30,10 +29,6 @@ type route struct {
 	// unsupported, when set, makes the route Accepted False with reason
 	// UnsupportedValue on every parent.
 	unsupported string
-	parents     []parentStatus
-	// memo is where the route's cache entry keeps its last status; nil
-	// without a cache.
-	memo *atomic.Pointer[routeStatus]
 	// http, grpc or tls holds the kind's rules.
 	http *httpRoute
 	grpc *grpcRoute
@@ -93,8 +88,13 @@ func (r *route) olderThan(o *route) bool {
 }
 
 // attach resolves every parentRef of r that names a Gateway of ours,
-// attaching r to the listeners that accept it.
-func (m *Model) attach(w *world, r *route) {
+// attaching r to the listeners that accept it, and returns the parents'
+// statuses: last itself (or the start of it) when they are the same as
+// last, the parents of r's previous status, so that an unchanged route
+// allocates nothing.
+func (m *Model) attach(w *world, r *route, last []parentStatus) []parentStatus {
+	var parents []parentStatus
+	same := 0 // parents so far equal to last's, while parents is nil
 	for _, p := range r.parentRefs {
 		grp, kind := groupGateway, kindGateway
 		if p.Group != nil {
@@ -115,13 +115,39 @@ func (m *Model) attach(w *world, r *route) {
 			continue
 		}
 		accepted := m.attachParent(w, r, g, p)
-		resolved := r.resolved
-		conds := []condition{accepted, resolved}
 		if accepted.Status == "True" && r.unsupported != "" {
-			conds[0] = cond(string(gatewayv1.RouteConditionAccepted), false, string(gatewayv1.RouteReasonUnsupportedValue), r.unsupported)
+			accepted = cond(string(gatewayv1.RouteConditionAccepted), false, string(gatewayv1.RouteReasonUnsupportedValue), r.unsupported)
 		}
-		r.parents = append(r.parents, parentStatus{ref: p, conds: conds})
+		if parents == nil && same < len(last) && last[same].is(p, accepted, r.resolved) {
+			same++
+			continue
+		}
+		if parents == nil {
+			parents = append(make([]parentStatus, 0, len(r.parentRefs)), last[:same]...)
+		}
+		parents = append(parents, parentStatus{ref: p, conds: []condition{accepted, r.resolved}})
 	}
+	if parents == nil {
+		return last[:same:same]
+	}
+	return parents
+}
+
+// is says whether ps is the status of parent p with conditions
+// accepted and resolved.
+func (ps *parentStatus) is(p gatewayv1.ParentReference, accepted, resolved condition) bool {
+	return len(ps.conds) == 2 && ps.conds[0] == accepted && ps.conds[1] == resolved && equalParentRef(ps.ref, p)
+}
+
+// equalParentRef says whether a and b are equal parentRefs; those of one
+// route template share their pointers.
+func equalParentRef(a, b gatewayv1.ParentReference) bool {
+	return a.Name == b.Name && samePtr(a.Group, b.Group) && samePtr(a.Kind, b.Kind) && samePtr(a.Namespace, b.Namespace) &&
+		samePtr(a.SectionName, b.SectionName) && samePtr(a.Port, b.Port)
+}
+
+func samePtr[T comparable](a, b *T) bool {
+	return a == b || (a != nil && b != nil && *a == *b)
 }
 
 // attachParent attaches r to the listeners of g that p selects and that

@@ -87,8 +87,9 @@ func (m *Model) Statuses(fleet func(Ref) Fleet) []Status {
 		}
 		out = append(out, Status{APIVersion: apiVersion, Kind: kindGateway, Namespace: g.ref.Namespace, Name: g.ref.Name, Status: g.status(f)})
 	}
-	for _, r := range m.routes {
-		out = append(out, Status{APIVersion: apiVersion, Kind: r.kind, Namespace: r.ref.Namespace, Name: r.ref.Name, Status: m.routeStatus(r)})
+	for i := range m.routes {
+		rp := &m.routes[i]
+		out = append(out, Status{APIVersion: apiVersion, Kind: rp.r.kind, Namespace: rp.r.ref.Namespace, Name: rp.r.ref.Name, Status: m.routeStatus(rp)})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
@@ -106,14 +107,15 @@ func (m *Model) Statuses(fleet func(Ref) Fleet) []Status {
 // routeStatus is a route's .status: the parents of ours. A route
 // resolved through a [Cache] whose status came out the same in an
 // earlier Statuses gets the very same map again.
-func (m *Model) routeStatus(r *route) map[string]any {
-	if r.memo != nil {
-		if s := r.memo.Load(); s != nil && s.generation == r.generation && s.controllerName == m.opts.ControllerName && sameParents(s.parents, r.parents) {
+func (m *Model) routeStatus(rp *routeParents) map[string]any {
+	r := rp.r
+	if rp.entry != nil {
+		if s := rp.entry.status.Load(); s != nil && s.generation == r.generation && s.controllerName == m.opts.ControllerName && sameParents(s.parents, rp.parents) {
 			return s.status
 		}
 	}
-	parents := make([]any, 0, len(r.parents))
-	for _, p := range r.parents {
+	parents := make([]any, 0, len(rp.parents))
+	for _, p := range rp.parents {
 		parents = append(parents, map[string]any{
 			"parentRef":      parentRefShape(p.ref),
 			"controllerName": m.opts.ControllerName,
@@ -121,8 +123,8 @@ func (m *Model) routeStatus(r *route) map[string]any {
 		})
 	}
 	status := map[string]any{"parents": parents}
-	if r.memo != nil {
-		r.memo.Store(&routeStatus{generation: r.generation, controllerName: m.opts.ControllerName, parents: r.parents, status: status})
+	if rp.entry != nil {
+		rp.entry.status.Store(&routeStatus{generation: r.generation, controllerName: m.opts.ControllerName, parents: rp.parents, status: status})
 	}
 	return status
 }
@@ -136,8 +138,11 @@ type routeStatus struct {
 }
 
 func sameParents(a, b []parentStatus) bool {
+	if len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0]) {
+		return true // one Build's parents, reused by the next
+	}
 	return slices.EqualFunc(a, b, func(x, y parentStatus) bool {
-		return slices.Equal(x.conds, y.conds) && reflect.DeepEqual(x.ref, y.ref)
+		return slices.Equal(x.conds, y.conds) && equalParentRef(x.ref, y.ref)
 	})
 }
 
