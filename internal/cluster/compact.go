@@ -48,28 +48,30 @@ func (c *compactor) compact(obj map[string]any) map[string]any {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.buf = c.buf[:0]
-	top := c.pushKeys(obj)
-	for _, k := range c.keys[top:] {
-		v := obj[k]
-		if md, ok := v.(map[string]any); ok && k == "metadata" {
-			from := c.pushKeys(md)
-			for _, mk := range c.keys[from:] {
-				md[c.key(mk)] = c.value(md[mk])
-				c.buf = c.buf[:0]
-			}
-			c.keys = c.keys[:from]
-		} else {
-			v = c.value(v)
-		}
-		obj[c.key(k)] = v // also replaces the key: string keys are updated on assignment
-		c.buf = c.buf[:0]
-	}
+	c.members(obj, true)
 	clear(c.keys[:cap(c.keys)]) // the keys are not kept alive
 	c.keys = c.keys[:0]
 	if cap(c.buf) > 1<<16 {
 		c.buf = nil // a large object's buffer is not kept
 	}
 	return obj
+}
+
+// members compacts the values of m, an object's top level (top) or its
+// metadata: each value is shared on its own, m itself never is.
+func (c *compactor) members(m map[string]any, top bool) {
+	from := c.pushKeys(m)
+	for _, k := range c.keys[from:] {
+		v := m[k]
+		if md, ok := v.(map[string]any); ok && top && k == "metadata" {
+			c.members(md, false)
+		} else {
+			v = c.value(v)
+		}
+		m[c.key(k)] = v // also replaces the key: string keys are updated on assignment
+		c.buf = c.buf[:0]
+	}
+	c.keys = c.keys[:from]
 }
 
 // pushKeys appends m's keys, sorted, to c.keys and returns where they
