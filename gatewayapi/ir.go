@@ -242,8 +242,13 @@ func (b *builder) entry(mapName, key, value string) {
 	b.add(m, e)
 }
 
-// sizeOf is how many entries map mapName ("" for the host keys) had in
-// the previous Build with the cache, to size its set at once.
+// backendsSize is the name under which the sizes keep a Build's backend
+// count: no map is named so.
+const backendsSize = "backends"
+
+// sizeOf is how many entries map mapName ("" for the host keys,
+// backendsSize for the backends) had in the previous Build with the
+// cache, to size it at once.
 func (b *builder) sizeOf(mapName string) int {
 	if b.cache == nil {
 		return 0
@@ -257,6 +262,7 @@ func (b *builder) keepSizes() {
 		return
 	}
 	b.cache.nextSizes[sizeKey{gateway: b.gw}] = b.hostKeys
+	b.cache.nextSizes[sizeKey{gateway: b.gw, name: backendsSize}] = len(b.backends)
 	for i, es := range b.maps {
 		b.cache.nextSizes[sizeKey{gateway: b.gw, name: mapNames[i]}] = len(es)
 	}
@@ -311,11 +317,11 @@ func (b *builder) hostEntries(exactMap, wildMap, host, suffix, value string) {
 // unchanged host keys from c when it is not nil.
 func (g *gateway) buildContext(c *Cache) map[string]any {
 	b := &builder{
-		ctx:      &renderContext{Namespace: g.ref.Namespace, Name: g.ref.Name, Maps: map[string][]mapEntryIR{}},
-		backends: map[string]*backendSet{},
-		cache:    c,
-		gw:       g.ref,
+		ctx:   &renderContext{Namespace: g.ref.Namespace, Name: g.ref.Name, Maps: map[string][]mapEntryIR{}},
+		cache: c,
+		gw:    g.ref,
 	}
+	b.backends = make(map[string]*backendSet, b.sizeOf(backendsSize))
 	for i, n := range mapNames {
 		b.maps[i] = make([]mapEntryIR, 0, b.sizeOf(n))
 	}
