@@ -54,45 +54,31 @@ spec:
 	cache := &gatewayapi.Cache{}
 	statuses := func(step string) map[string]map[string]any {
 		t.Helper()
-		got := gatewayapi.Build(st.Snapshot(), gatewayapi.Options{Cache: cache, StatusOnly: true}).Statuses(programmed)
-		want := gatewayapi.Build(st.Snapshot(), gatewayapi.Options{}).Statuses(programmed)
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Fatalf("%s: cached statuses (-fresh +cached):\n%s", step, diff)
-		}
-		out := map[string]map[string]any{}
-		for _, s := range got {
-			if s.Kind == "HTTPRoute" {
-				out[s.Name] = s.Status
-			}
-		}
-		return out
-	}
-	same := func(a, b map[string]any) bool {
-		return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+		return routeStatuses(t, st, gatewayapi.Options{Cache: cache, StatusOnly: true}, step)
 	}
 
 	first := statuses("first")
 	again := statuses("again")
-	if !same(first["a"], again["a"]) || !same(first["b"], again["b"]) {
+	if !sameMap(first["a"], again["a"]) || !sameMap(first["b"], again["b"]) {
 		t.Error("again: an unchanged route's status was made anew")
 	}
 
 	update(gatewayapi.AliasHTTPRoutes, route("b", "2", "http"))
 	edited := statuses("b edited")
-	if !same(again["a"], edited["a"]) {
+	if !sameMap(again["a"], edited["a"]) {
 		t.Error("b edited: a's status was made anew")
 	}
-	if same(again["b"], edited["b"]) {
+	if sameMap(again["b"], edited["b"]) {
 		t.Error("b edited: b's status is the map of its old generation")
 	}
 
 	// The listener a attaches to goes: a's parent conditions change.
 	update(gatewayapi.AliasGateways, gateway("2", "other"))
 	moved := statuses("listener renamed")
-	if same(edited["a"], moved["a"]) || cmp.Equal(edited["a"], moved["a"]) {
+	if sameMap(edited["a"], moved["a"]) || cmp.Equal(edited["a"], moved["a"]) {
 		t.Error("listener renamed: a's status did not change")
 	}
-	if !same(edited["b"], moved["b"]) {
+	if !sameMap(edited["b"], moved["b"]) {
 		t.Error("listener renamed: b's status was made anew")
 	}
 }
@@ -143,26 +129,12 @@ spec:
 	cache := &gatewayapi.Cache{}
 	statuses := func(step string) map[string]map[string]any {
 		t.Helper()
-		got := gatewayapi.Build(st.Snapshot(), gatewayapi.Options{Cache: cache}).Statuses(programmed)
-		want := gatewayapi.Build(st.Snapshot(), gatewayapi.Options{}).Statuses(programmed)
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Fatalf("%s: cached statuses (-fresh +cached):\n%s", step, diff)
-		}
-		out := map[string]map[string]any{}
-		for _, s := range got {
-			if s.Kind == "HTTPRoute" {
-				out[s.Name] = s.Status
-			}
-		}
-		return out
-	}
-	same := func(a, b map[string]any) bool {
-		return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+		return routeStatuses(t, st, gatewayapi.Options{Cache: cache}, step)
 	}
 
 	first := statuses("first")
 	again := statuses("again")
-	if !same(first["local"], again["local"]) || !same(first["across"], again["across"]) {
+	if !sameMap(first["local"], again["local"]) || !sameMap(first["across"], again["across"]) {
 		t.Error("again: the status of an unchanged route without resourceVersion was made anew")
 	}
 
@@ -174,10 +146,34 @@ spec:
 		t.Fatal(err)
 	}
 	regranted := statuses("grant replaced")
-	if !same(again["local"], regranted["local"]) {
+	if !sameMap(again["local"], regranted["local"]) {
 		t.Error("grant replaced: the status of a route that reads no grant was made anew")
 	}
 	if cmp.Equal(again["across"], regranted["across"]) {
 		t.Error("grant replaced: the route whose Service the grant no longer allows kept its status")
 	}
+}
+
+// routeStatuses builds st with opts and without a Cache, fails the test
+// unless the statuses are the same, and returns the HTTPRoute statuses of
+// the Build with opts by name.
+func routeStatuses(t *testing.T, st *store.Memory, opts gatewayapi.Options, step string) map[string]map[string]any {
+	t.Helper()
+	got := gatewayapi.Build(st.Snapshot(), opts).Statuses(programmed)
+	want := gatewayapi.Build(st.Snapshot(), gatewayapi.Options{}).Statuses(programmed)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("%s: cached statuses (-fresh +cached):\n%s", step, diff)
+	}
+	out := map[string]map[string]any{}
+	for _, s := range got {
+		if s.Kind == "HTTPRoute" {
+			out[s.Name] = s.Status
+		}
+	}
+	return out
+}
+
+// sameMap says whether a and b are the very same map.
+func sameMap(a, b map[string]any) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
