@@ -99,14 +99,7 @@ spec:
   to: [{group: "", kind: ` + toKind + `}]
 `
 	}
-	st, err := memory(base + `
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {namespace: infra, name: gw, generation: 1}
-spec:
-  gatewayClassName: haptic
-  listeners: [{name: http, port: 80, protocol: HTTP}]
+	st, err := memory(base + "\n---\n" + oneListener + `
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
