@@ -1,7 +1,8 @@
-# The haptic image: one static binary for `haptic controller`, `haptic agent`
-# and `haptic agent bootstrap`, on HAProxy 3.4's image, because the
-# controller checks every rendered configuration with `haproxy -c` (the
-# gate) before it deploys it. The HAProxy pods run the HAProxy image beside
+# The haptic image: the static binaries haptic (`haptic controller` and the
+# tools) and haptic-agent (the agent and its bootstrap, which the HAProxy
+# pods run: the agent alone, lighter in every pod), on HAProxy 3.4's image,
+# because the controller checks every rendered configuration with
+# `haproxy -c` (the gate) before it deploys it. The HAProxy pods run the HAProxy image beside
 # this one as the agent.
 #
 #   docker build -t ghcr.io/haptic-io/haptic:0.1.0 .
@@ -18,11 +19,11 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /out/haptic ./cmd/haptic
+RUN CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /out/ ./cmd/haptic ./cmd/haptic-agent
 
-# Runtime: HAProxy 3.4 (for the gate) plus the binary.
+# Runtime: HAProxy 3.4 (for the gate) plus the binaries.
 FROM docker.io/haproxytech/haproxy-debian:3.4
-COPY --from=build /out/haptic /usr/local/bin/haptic
+COPY --from=build /out/haptic /out/haptic-agent /usr/local/bin/
 USER 65532:65532
 WORKDIR /tmp
 ENTRYPOINT ["/usr/local/bin/haptic"]

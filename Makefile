@@ -29,7 +29,7 @@ minicluster:
 	@./hack/build-minicluster.sh
 
 build:
-	$(GO) build -o $(BIN)/haptic ./cmd/haptic
+	$(GO) build -o $(BIN)/ ./cmd/haptic ./cmd/haptic-agent
 
 ## generate: the code and manifests derived from the API types under api/:
 ## zz_generated.deepcopy.go and the CRDs in config/crd/bases (the one source),

@@ -270,10 +270,10 @@ func buildHaptic(t *testing.T) string {
 			return
 		}
 		hapticBuild.path = filepath.Join(hapticBuild.dir, "haptic")
-		cmd := exec.Command("go", "build", "-o", hapticBuild.path, "./cmd/haptic")
+		cmd := exec.Command("go", "build", "-o", hapticBuild.dir+"/", "./cmd/haptic", "./cmd/haptic-agent")
 		cmd.Dir = moduleRoot(t)
 		if out, err := cmd.CombinedOutput(); err != nil {
-			hapticBuild.err = fmt.Errorf("go build ./cmd/haptic: %w\n%s", err, out)
+			hapticBuild.err = fmt.Errorf("go build ./cmd/haptic ./cmd/haptic-agent: %w\n%s", err, out)
 		}
 	})
 	if hapticBuild.err != nil {

@@ -55,7 +55,7 @@ func controllerCommand() *cli.Command {
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", EnvVars: []string{"HAPTIC_LOG_LEVEL"}},
 			&cli.StringFlag{Name: "gateway-controller-name", Value: gatewayapi.ControllerName, Usage: "gateway mode: the GatewayClass controllerName served", EnvVars: []string{"HAPTIC_GATEWAY_CONTROLLER_NAME"}},
 			&cli.StringFlag{Name: "gateway-haproxy-image", Value: cluster.DefaultFleetHAProxyImage, Usage: "gateway mode: image of the haproxy container of each Gateway's fleet", EnvVars: []string{"HAPTIC_GATEWAY_HAPROXY_IMAGE"}},
-			&cli.StringFlag{Name: "gateway-agent-image", Value: cluster.DefaultFleetAgentImage, Usage: "gateway mode: haptic image of each fleet's bootstrap and agent containers", EnvVars: []string{"HAPTIC_GATEWAY_AGENT_IMAGE"}},
+			&cli.StringFlag{Name: "gateway-agent-image", Value: cluster.DefaultFleetAgentImage, Usage: "gateway mode: haptic image of each fleet's bootstrap and agent containers (they run its /usr/local/bin/haptic-agent)", EnvVars: []string{"HAPTIC_GATEWAY_AGENT_IMAGE"}},
 			&cli.IntFlag{Name: "gateway-replicas", Value: cluster.DefaultFleetReplicas, Usage: "gateway mode: HAProxy pods per Gateway", EnvVars: []string{"HAPTIC_GATEWAY_REPLICAS"}},
 			&cli.StringFlag{Name: "gateway-service-type", Value: "LoadBalancer", Usage: "gateway mode: type of each fleet's Service (LoadBalancer, NodePort or ClusterIP)", EnvVars: []string{"HAPTIC_GATEWAY_SERVICE_TYPE"}},
 			&cli.StringFlag{Name: "gateway-haproxy-requests", Value: "cpu=100m,memory=128Mi", Usage: "gateway mode: resource requests of the haproxy container (name=quantity,...)", EnvVars: []string{"HAPTIC_GATEWAY_HAPROXY_REQUESTS"}},

@@ -14,6 +14,10 @@
 //	haptic benchmark   [-c config.yaml] [--objects 100,1000,5000] [--iterations 5]
 //	haptic benchmark propagation [--haproxy 3.4] [--routes 300] [--preload n] [--flips 20] …
 //
+// The haptic-agent binary (cmd/haptic-agent) is the agent command alone,
+// which the HAProxy pods run; package internal/agentcmd holds the command
+// both binaries share.
+//
 // agent serves the agent API and applies plans to one HAProxy (with
 // --haproxy-binary it also starts and supervises it); agent state prints
 // an agent's state; agent bootstrap writes the bootstrap haproxy.cfg

@@ -17,7 +17,7 @@ import (
 // "checker …".
 func TestMain(m *testing.M) {
 	if len(os.Args) > 2 && os.Args[1] == "benchmark" && (os.Args[2] == "probe-client" || os.Args[2] == "echo-servers") ||
-		len(os.Args) > 1 && (os.Args[1] == "agent" || os.Args[1] == "checker") {
+		len(os.Args) > 1 && os.Args[1] == "checker" {
 		if err := newApp(os.Stdout, os.Stderr).Run(os.Args); err != nil {
 			os.Stderr.WriteString("haptic: " + err.Error() + "\n")
 			os.Exit(exitCode(err))

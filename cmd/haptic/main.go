@@ -7,6 +7,8 @@ import (
 	"os"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/haptic-io/haptic/internal/agentcmd"
 )
 
 func main() {
@@ -27,7 +29,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			validateCommand(),
 			benchmarkCommand(),
 			diffCommand(),
-			agentCommand(),
+			agentcmd.Command(),
 			localCommand(),
 			controllerCommand(),
 			checkerCommand(),

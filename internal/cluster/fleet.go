@@ -56,6 +56,9 @@ const (
 	fleetPodName           = "haptic-haproxy"
 	fleetTokenKey          = "token"
 	fleetBaseDir           = "/var/lib/haptic"
+	// agentBinary is the agent's program in the haptic image: the agent
+	// alone, lighter in every pod than `haptic agent`.
+	agentBinary = "/usr/local/bin/haptic-agent"
 )
 
 // FleetConfig is the shape of the HAProxy fleet the controller provisions
@@ -309,7 +312,7 @@ func (f *fleet) deployment() *appsv1ac.DeploymentApplyConfiguration {
 		return ac
 	}
 	agentPort := strconv.Itoa(int(f.agentPort))
-	agentArgs := []string{"agent", "--base-dir=" + fleetBaseDir, "--master-socket=master.sock", "--stats-socket=stats.sock",
+	agentArgs := []string{"--base-dir=" + fleetBaseDir, "--master-socket=master.sock", "--stats-socket=stats.sock",
 		"--listen=$(POD_IP):" + agentPort, "--token-file=/etc/haptic/token/" + fleetTokenKey}
 	// The agents pace reloads by the config's minDeploymentInterval (0:
 	// no pacing, which the agent spells as a negative interval).
@@ -319,13 +322,13 @@ func (f *fleet) deployment() *appsv1ac.DeploymentApplyConfiguration {
 	}
 	agentArgs = append(agentArgs, "--min-reload-interval="+pacing.String())
 	bootstrap := corev1ac.Container().WithName("bootstrap").WithImage(f.cfg.AgentImage).
-		WithArgs("agent", "bootstrap", "--base-dir="+fleetBaseDir, "--stats-socket=stats.sock").
+		WithCommand(agentBinary).WithArgs("bootstrap", "--base-dir="+fleetBaseDir, "--stats-socket=stats.sock").
 		WithWorkingDir(fleetBaseDir).WithVolumeMounts(vol).WithSecurityContext(sec).WithResources(res(f.cfg.AgentResources))
 	haproxy := corev1ac.Container().WithName("haproxy").WithImage(f.cfg.HAProxyImage).
 		WithArgs("-W", "-S", "unix@master.sock,mode,600", "-f", fleetBaseDir+"/haproxy.cfg").
 		WithWorkingDir(fleetBaseDir).WithVolumeMounts(vol).WithSecurityContext(sec).WithResources(res(f.cfg.HAProxyResources))
 	agent := corev1ac.Container().WithName("agent").WithImage(f.cfg.AgentImage).
-		WithArgs(agentArgs...).
+		WithCommand(agentBinary).WithArgs(agentArgs...).
 		WithWorkingDir(fleetBaseDir).
 		WithEnv(corev1ac.EnvVar().WithName("POD_IP").WithValueFrom(corev1ac.EnvVarSource().WithFieldRef(corev1ac.ObjectFieldSelector().WithFieldPath("status.podIP")))).
 		WithPorts(corev1ac.ContainerPort().WithName("agent").WithContainerPort(f.agentPort)).

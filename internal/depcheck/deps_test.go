@@ -38,6 +38,17 @@ func TestControllerDoesNotLinkTheAgent(t *testing.T) {
 	assertNotLinked(t, moduleRoot(t), "./internal/controller", module+"/internal/agent")
 }
 
+// TestAgentBinaryLinksNoKubernetesClient keeps haptic-agent, which runs
+// in every HAProxy pod, to the agent runtime: the Kubernetes client, the
+// templating engine and the controller each cost its every process
+// memory at start (package initialisation) for nothing.
+func TestAgentBinaryLinksNoKubernetesClient(t *testing.T) {
+	root := moduleRoot(t)
+	for _, banned := range []string{"k8s.io/client-go/rest", "k8s.io/apimachinery/pkg/runtime", module + "/templating", module + "/internal/controller"} {
+		t.Run(banned, func(t *testing.T) { assertNotLinked(t, root, "./cmd/haptic-agent", banned) })
+	}
+}
+
 // assertNotLinked fails the test when the package at dir (relative to the
 // module root) depends on banned, directly or through its imports, and
 // names the chain of imports that leads there.

@@ -2,7 +2,8 @@
 // graph with `go list -deps`, so that a package that must stay small does
 // not grow a dependency by way of an import of an import. The pure
 // packages (deployplan, renderplan and, once it exists, store) link no
-// net/http, and the controller does not link the agent runtime.
+// net/http, the controller does not link the agent runtime, and the haptic-agent
+// binary links no Kubernetes client, templating engine or controller.
 //
 // The tests run the go command found on PATH and skip when there is none.
 package depcheck

@@ -110,9 +110,11 @@ var hapticBuild struct {
 	err  error
 }
 
-// hapticBinary builds ./cmd/haptic from the module root once per test
-// binary and returns its path. HAPTIC_E2E_HAPTIC names a binary to use
-// instead (a build of another revision, to compare two in one run).
+// hapticBinary builds ./cmd/haptic and ./cmd/haptic-agent from the module
+// root into one directory once per test binary and returns haptic's path
+// (the pods' agents run the haptic-agent beside it). HAPTIC_E2E_HAPTIC
+// names a haptic binary to use instead, with its haptic-agent beside it
+// (a build of another revision, to compare two in one run).
 func hapticBinary(t testing.TB) string {
 	t.Helper()
 	hapticBuild.once.Do(func() {
@@ -130,10 +132,10 @@ func hapticBinary(t testing.TB) string {
 			return
 		}
 		hapticBuild.path = filepath.Join(hapticBuild.dir, "haptic")
-		cmd := exec.Command("go", "build", "-o", hapticBuild.path, "./cmd/haptic")
+		cmd := exec.Command("go", "build", "-o", hapticBuild.dir+"/", "./cmd/haptic", "./cmd/haptic-agent")
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
-			hapticBuild.err = fmt.Errorf("go build ./cmd/haptic: %w\n%s", err, out)
+			hapticBuild.err = fmt.Errorf("go build ./cmd/haptic ./cmd/haptic-agent: %w\n%s", err, out)
 		}
 	})
 	if hapticBuild.err != nil {

@@ -42,13 +42,14 @@ func procCPU(pid int) (time.Duration, error) {
 	return time.Duration(ticks) * time.Second / clockTicks, nil
 }
 
-// agentPIDs returns the processes that run `<haptic> agent` (the agents
-// of the HAProxy pods the process kubelet started; not the bootstrap
-// init container, which has exited).
+// agentPIDs returns the processes that run the haptic-agent beside
+// haptic (the agents of the HAProxy pods the process kubelet started; not
+// the bootstrap init container, which has exited).
 func agentPIDs(haptic string) []int {
-	want, err := filepath.EvalSymlinks(haptic)
+	bin := filepath.Join(filepath.Dir(haptic), "haptic-agent")
+	want, err := filepath.EvalSymlinks(bin)
 	if err != nil {
-		want = haptic
+		want = bin
 	}
 	dirs, _ := os.ReadDir("/proc")
 	var pids []int
@@ -66,7 +67,7 @@ func agentPIDs(haptic string) []int {
 			continue
 		}
 		args := strings.Split(strings.TrimRight(string(cmd), "\x00"), "\x00")
-		if len(args) >= 2 && args[1] == "agent" && (len(args) < 3 || args[2] != "bootstrap") {
+		if len(args) < 2 || args[1] != "bootstrap" {
 			pids = append(pids, pid)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,9 +17,10 @@ import (
 
 // dockerfile is what the tests read of the repository's Dockerfile.
 type dockerfile struct {
-	runtime string // the last FROM's image
-	user    string // the last USER
-	build   string // the RUN line that builds the binary
+	runtime string   // the last FROM's image
+	user    string   // the last USER
+	build   string   // the RUN line that builds the binaries
+	copies  []string // the COPY lines' fields after COPY
 }
 
 func readDockerfile(t *testing.T) dockerfile {
@@ -40,6 +42,8 @@ func readDockerfile(t *testing.T) dockerfile {
 			d.runtime = fields[1]
 		case "USER":
 			d.user = fields[1]
+		case "COPY":
+			d.copies = append(d.copies, strings.Join(fields[1:], " "))
 		case "RUN":
 			if strings.Contains(s.Text(), "go build") {
 				d.build = strings.TrimSpace(strings.TrimPrefix(s.Text(), "RUN"))
@@ -79,8 +83,13 @@ func TestDockerfileMatchesTheChart(t *testing.T) {
 	if want := fmt.Sprintf("%v:%v", img["repository"], img["tag"]); d.runtime != want {
 		t.Errorf("Dockerfile runtime image %q; want %q, the chart's haproxy.image", d.runtime, want)
 	}
-	if !strings.HasPrefix(d.build, "CGO_ENABLED=0 go build ") || !strings.HasSuffix(d.build, " ./cmd/haptic") {
-		t.Errorf("Dockerfile build %q; want a static build of ./cmd/haptic", d.build)
+	if !strings.HasPrefix(d.build, "CGO_ENABLED=0 go build ") || !strings.HasSuffix(d.build, " -o /out/ ./cmd/haptic ./cmd/haptic-agent") {
+		t.Errorf("Dockerfile build %q; want a static build of ./cmd/haptic and ./cmd/haptic-agent into /out/", d.build)
+	}
+	// The HAProxy pods' agent and bootstrap run the program the chart
+	// names, which the image must hold.
+	if want := "--from=build /out/haptic /out/haptic-agent /usr/local/bin/"; !slices.Contains(d.copies, want) {
+		t.Errorf("Dockerfile copies %q; want %q (the chart runs /usr/local/bin/haptic-agent)", d.copies, want)
 	}
 }
 
@@ -93,28 +102,31 @@ func TestDockerfileBuildStageMakesAStaticBinary(t *testing.T) {
 		t.Skip("-short: skipping a build of ./cmd/haptic")
 	}
 	d := readDockerfile(t)
-	out := filepath.Join(t.TempDir(), "haptic")
-	cmdline := strings.Replace(d.build, "-o /out/haptic", "-o "+out, 1)
+	dir := t.TempDir()
+	cmdline := strings.Replace(d.build, "-o /out/ ", "-o "+dir+"/ ", 1)
 	if cmdline == d.build {
-		t.Fatalf("Dockerfile build %q: no -o /out/haptic", d.build)
+		t.Fatalf("Dockerfile build %q: no -o /out/", d.build)
 	}
 	cmd := exec.Command("sh", "-c", cmdline)
 	cmd.Dir = repoRoot
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", cmdline, err, b)
 	}
-	f, err := elf.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP {
-			t.Errorf("%s is dynamically linked; the runtime image may lack its loader", out)
+	for bin, want := range map[string]string{"haptic": "controller", "haptic-agent": "bootstrap"} {
+		out := filepath.Join(dir, bin)
+		f, err := elf.Open(out)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	help, err := exec.Command(out, "--help").CombinedOutput()
-	if err != nil || !bytes.Contains(help, []byte("agent")) {
-		t.Errorf("haptic --help: %v\n%s", err, help)
+		for _, p := range f.Progs {
+			if p.Type == elf.PT_INTERP {
+				t.Errorf("%s is dynamically linked; the runtime image may lack its loader", out)
+			}
+		}
+		_ = f.Close()
+		help, err := exec.Command(out, "--help").CombinedOutput()
+		if err != nil || !bytes.Contains(help, []byte(want)) {
+			t.Errorf("%s --help: %v; want %q in\n%s", bin, err, want, help)
+		}
 	}
 }

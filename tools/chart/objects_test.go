@@ -304,14 +304,20 @@ func TestHAProxyDeploymentIsTheE2EShape(t *testing.T) {
 		t.Errorf("containers (-want +got):\n%s", diff)
 	}
 	wantArgs := map[string][]string{
-		"bootstrap": {"agent", "bootstrap", "--base-dir=/var/lib/haptic", "--stats-socket=stats.sock", "--bind=0.0.0.0:8080"},
+		"bootstrap": {"bootstrap", "--base-dir=/var/lib/haptic", "--stats-socket=stats.sock", "--bind=0.0.0.0:8080"},
 		"haproxy":   {"-W", "-S", "unix@master.sock,mode,600", "-f", "/var/lib/haptic/haproxy.cfg"},
-		"agent": {"agent", "--base-dir=/var/lib/haptic", "--master-socket=master.sock", "--stats-socket=stats.sock",
+		"agent": {"--base-dir=/var/lib/haptic", "--master-socket=master.sock", "--stats-socket=stats.sock",
 			"--listen=$(POD_IP):5555", "--token-file=/etc/haptic/token/token", "--ready-after-plan", "--log-level=info"},
 	}
+	// The agent and its bootstrap run haptic-agent, which the Dockerfile
+	// puts there (TestDockerfileMatchesTheChart); HAProxy its entrypoint.
+	wantCommand := map[string][]string{"bootstrap": {"/usr/local/bin/haptic-agent"}, "agent": {"/usr/local/bin/haptic-agent"}}
 	for _, c := range append(slices.Clone(spec.InitContainers), spec.Containers...) {
 		if diff := cmp.Diff(wantArgs[c.Name], c.Args); diff != "" {
 			t.Errorf("%s args (-want +got):\n%s", c.Name, diff)
+		}
+		if diff := cmp.Diff(wantCommand[c.Name], c.Command); diff != "" {
+			t.Errorf("%s command (-want +got):\n%s", c.Name, diff)
 		}
 	}
 	agent := spec.Containers[1]

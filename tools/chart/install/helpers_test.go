@@ -116,8 +116,9 @@ func startEnv(t *testing.T) *env {
 // hapticDir holds the haptic binary hapticBinary built; TestMain removes it.
 var hapticDir string
 
-// hapticBinary builds ./cmd/haptic from the repository root into a
-// directory every user may read (the kubelet runs it for each pod).
+// hapticBinary builds ./cmd/haptic and ./cmd/haptic-agent from the
+// repository root into a directory every user may read (the kubelet runs
+// them for each pod) and returns haptic's path.
 func hapticBinary(t *testing.T) string {
 	t.Helper()
 	var err error
@@ -131,10 +132,10 @@ func hapticBinary(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/haptic")
+	cmd := exec.Command("go", "build", "-o", hapticDir+"/", "./cmd/haptic", "./cmd/haptic-agent")
 	cmd.Dir = repoRoot
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/haptic: %v\n%s", err, out)
+		t.Fatalf("go build ./cmd/haptic ./cmd/haptic-agent: %v\n%s", err, out)
 	}
 	return bin
 }

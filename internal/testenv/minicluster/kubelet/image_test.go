@@ -2,10 +2,12 @@ package kubelet
 
 import (
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 )
 
 func TestImagesLookupPicksTheLongestPrefixAtABoundary(t *testing.T) {
@@ -76,5 +78,38 @@ func TestHAPTICImagesRunHAProxyAndHaptic(t *testing.T) {
 	}
 	if got, err := m.lookup("haproxytech/kubernetes-ingress:3.1"); err == nil {
 		t.Errorf("lookup(haproxytech/kubernetes-ingress) = %+v, want no match", got)
+	}
+}
+
+func TestAContainerCommandRunsTheImageProgramItNames(t *testing.T) {
+	h, err := HAPTICImages("/x/haproxy", "/x/bin/haptic").lookup(HAPTICImage + ":v0.1.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		c        corev1.Container
+		bin      string
+		args     []string
+		refusing string
+	}{
+		{"no command: the entrypoint", corev1.Container{Args: []string{"controller"}}, "/x/bin/haptic", []string{"controller"}, ""},
+		{"the entrypoint by path", corev1.Container{Command: []string{HAPTICBinary}, Args: []string{"agent"}}, "/x/bin/haptic", []string{"agent"}, ""},
+		{"the agent, command args first", corev1.Container{Command: []string{HAPTICAgentBinary, "bootstrap"}, Args: []string{"--base-dir=/b"}}, "/x/bin/haptic-agent", []string{"bootstrap", "--base-dir=/b"}, ""},
+		{"a program the image lacks", corev1.Container{Image: HAPTICImage + ":v0.1.0", Command: []string{"/bin/sh"}}, "", nil, "command /bin/sh is not a program of image " + HAPTICImage + ":v0.1.0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bin, args, err := h.entrypoint(&tt.c)
+			if tt.refusing != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.refusing) {
+					t.Fatalf("entrypoint = %s %v, %v; want an error containing %q", bin, args, err, tt.refusing)
+				}
+				return
+			}
+			if err != nil || bin != tt.bin || !slices.Equal(args, tt.args) {
+				t.Fatalf("entrypoint = %s %v, %v; want %s %v", bin, args, err, tt.bin, tt.args)
+			}
+		})
 	}
 }

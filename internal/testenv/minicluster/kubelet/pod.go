@@ -146,8 +146,12 @@ func newContainer(pod *corev1.Pod, c *corev1.Container, image Image, podIP strin
 		env[j] = name + "=" + val
 		vars[name] = val
 	}
-	args := make([]string, 0, len(c.Args))
-	for _, a := range c.Args {
+	binary, argv, err := image.entrypoint(c)
+	if err != nil {
+		return nil, fmt.Errorf("container %s: %w", c.Name, err)
+	}
+	args := make([]string, 0, len(argv))
+	for _, a := range argv {
 		args = append(args, rewriteMounts(expandVars(a, vars), mounts))
 	}
 	dir := podDir
@@ -169,7 +173,7 @@ func newContainer(pod *corev1.Pod, c *corev1.Container, image Image, podIP strin
 	}
 	base := append([]string{"PATH=" + path, "HOME=/root"}, svcEnv...)
 	return &container{
-		name: c.Name, image: c.Image, binary: image.Binary, args: args, dir: dir,
+		name: c.Name, image: c.Image, binary: binary, args: args, dir: dir,
 		env:        append(base, env...),
 		logPath:    filepath.Join(podDir, "logs", c.Name+".log"),
 		readiness:  rd,

@@ -1,4 +1,4 @@
-package main
+package agentcmd
 
 import (
 	"context"
@@ -23,7 +23,9 @@ import (
 	"github.com/haptic-io/haptic/internal/agent"
 )
 
-func agentCommand() *cli.Command {
+// Command is `haptic agent`: the agent, with its state and bootstrap
+// subcommands.
+func Command() *cli.Command {
 	return &cli.Command{
 		Name:  "agent",
 		Usage: "run the per-pod agent that applies plans to one HAProxy",

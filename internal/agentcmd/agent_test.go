@@ -1,4 +1,4 @@
-package main
+package agentcmd
 
 import (
 	"bytes"
@@ -26,7 +26,7 @@ import (
 
 // agentApp is an app with only the agent command, run in process.
 func agentApp(stdout, stderr io.Writer) *cli.App {
-	return &cli.App{Name: "haptic", Commands: []*cli.Command{agentCommand()}, Writer: stdout, ErrWriter: stderr,
+	return &cli.App{Name: "haptic", Commands: []*cli.Command{Command()}, Writer: stdout, ErrWriter: stderr,
 		ExitErrHandler: func(*cli.Context, error) {}}
 }
 
@@ -166,7 +166,7 @@ func TestAgentServerTimeoutsComeFromTheFlags(t *testing.T) {
 	parse := func(args ...string) agentOptions {
 		t.Helper()
 		var o agentOptions
-		cmd := agentCommand()
+		cmd := Command()
 		cmd.Action = func(c *cli.Context) error {
 			var err error
 			o, err = agentOptionsFrom(c)
@@ -192,8 +192,8 @@ func TestAgentServerTimeoutsComeFromTheFlags(t *testing.T) {
 	}
 }
 
-// TestAKilledAgentTakesItsHAProxyAlongAndASecondIsRefused runs `haptic
-// agent --haproxy-binary` as a child process: a second agent on its base
+// TestAKilledAgentTakesItsHAProxyAlongAndASecondIsRefused runs
+// `haptic-agent --haproxy-binary` (Main) as a child process: a second agent on its base
 // directory is refused with an error naming it, and once it is killed
 // (SIGKILL) the HAProxy it supervised ends too.
 func TestAKilledAgentTakesItsHAProxyAlongAndASecondIsRefused(t *testing.T) {
@@ -207,11 +207,12 @@ func TestAKilledAgentTakesItsHAProxyAlongAndASecondIsRefused(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	apiPort, httpPort := haproxytest.FreePort(t), haproxytest.FreePort(t)
-	args := []string{"agent", "--base-dir", filepath.Join(dir, "base"), "--master-socket", filepath.Join(dir, "master.sock"),
+	args := []string{"--base-dir", filepath.Join(dir, "base"), "--master-socket", filepath.Join(dir, "master.sock"),
 		"--stats-socket", filepath.Join(dir, "stats.sock"), "--listen", fmt.Sprintf("127.0.0.1:%d", apiPort), "--insecure-no-auth",
 		"--haproxy-binary", bin, "--bootstrap-bind", fmt.Sprintf("127.0.0.1:%d", httpPort), "--drift-interval", "-1s"}
 	var childErr lockedBuffer
 	child := exec.Command(os.Args[0], args...)
+	child.Env = append(os.Environ(), childEnv+"=1")
 	child.Stdout, child.Stderr = &childErr, &childErr
 	child.WaitDelay = time.Second // HAProxy shares the child's output pipe
 	if err := child.Start(); err != nil {
@@ -231,7 +232,7 @@ func TestAKilledAgentTakesItsHAProxyAlongAndASecondIsRefused(t *testing.T) {
 	}
 	worker, _ := procs.Serving()
 
-	second := append([]string{"haptic"}, args...)
+	second := append([]string{"haptic", "agent"}, args...)
 	second[slices.Index(second, "--listen")+1] = "127.0.0.1:0"
 	var out, errOut bytes.Buffer
 	err = agentApp(&out, &errOut).Run(second)

@@ -1,0 +1,38 @@
+package agentcmd
+
+import (
+	"bytes"
+	"os"
+	"sync"
+	"testing"
+)
+
+// childEnv, set to 1, makes the test binary run as haptic-agent (Main)
+// instead of the tests: the tests that need an agent process to kill
+// start os.Args[0] with it.
+const childEnv = "HAPTIC_AGENTCMD_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		os.Exit(Main(append([]string{"haptic-agent"}, os.Args[1:]...), os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent writes and reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
