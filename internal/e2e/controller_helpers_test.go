@@ -132,6 +132,9 @@ type controllerProc struct {
 
 // startController starts `haptic controller` for the config "haptic" in
 // ns with short leader-election timings; extra flags follow the others.
+// Its log (debug level) is kept in memory and shown when the test fails;
+// HAPTIC_E2E_CONTROLLER_LOGS names a directory to write it to, as
+// <identity>.log, when the test ends.
 func (c *cluster) startController(ctx context.Context, t testing.TB, ns, identity string, extra ...string) *controllerProc {
 	t.Helper()
 	listen := freePort(t)
@@ -162,6 +165,12 @@ func (c *cluster) startController(ctx context.Context, t testing.TB, ns, identit
 		p.kill()
 		if t.Failed() {
 			t.Logf("controller %s log:\n%s", p.name, p.log.String())
+		}
+		if dir := os.Getenv("HAPTIC_E2E_CONTROLLER_LOGS"); dir != "" {
+			path := filepath.Join(dir, p.name+".log")
+			if err := os.WriteFile(path, []byte(p.log.String()), 0o644); err != nil {
+				t.Logf("controller %s log: %v", p.name, err)
+			}
 		}
 	})
 	return p
