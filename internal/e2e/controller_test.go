@@ -41,6 +41,18 @@ func startProduct(t testing.TB, replicas int, controllers ...string) *controller
 // startProductOn is startProduct with the HAProxy pods on series.
 func startProductOn(t testing.TB, series string, replicas int, controllers ...string) *controllerEnv {
 	t.Helper()
+	return startProductWith(t, series, replicas, testDataplane, controllers...)
+}
+
+// testDataplane is the config's dataplane for the tests: drift is
+// corrected within seconds, not the default minute, so that a test of it
+// ends soon.
+const testDataplane = "  dataplane: {driftPreventionInterval: 2s}\n"
+
+// startProductWith is startProductOn with extraSpec (lines of the
+// config's spec, "" for none: the product's defaults) in the config.
+func startProductWith(t testing.TB, series string, replicas int, extraSpec string, controllers ...string) *controllerEnv {
+	t.Helper()
 	c := startClusterOn(t, series)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	t.Cleanup(cancel)
@@ -48,7 +60,7 @@ func startProductOn(t testing.TB, series string, replicas int, controllers ...st
 	c.createNamespace(ctx, t, e.app)
 	e.d = c.deployHAProxy(ctx, t, e.ns, replicas)
 	c.installCRDs(ctx, t)
-	c.applyConfig(ctx, t, e.ns, "  dataplane: {driftPreventionInterval: 2s}\n")
+	c.applyConfig(ctx, t, e.ns, extraSpec)
 	for _, id := range controllers {
 		e.ctls = append(e.ctls, e.startController(id))
 	}
@@ -245,7 +257,7 @@ func TestControllerServesIngressesAndFollowsTheCluster(t *testing.T) {
 			return s == "False" && og == g && strings.Contains(m, "no-such-directive-here"), fmt.Sprintf("%s %s %q (observed %d of %d)", s, r, m, og, g)
 		})
 		e.serveEverywhere(t, "a.example", 200)
-		e.applyConfig(e.ctx, t, e.ns, "  dataplane: {driftPreventionInterval: 2s}\n")
+		e.applyConfig(e.ctx, t, e.ns, testDataplane)
 		poll(e.ctx, t, "Validated=True again", func() (bool, string) {
 			s, r, m, og, g := e.configCondition(e.ctx, e.ns, "Validated")
 			return s == "True" && og == g, fmt.Sprintf("%s %s %q (observed %d of %d)", s, r, m, og, g)

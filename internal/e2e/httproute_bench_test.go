@@ -121,7 +121,6 @@ spec:
   extraContext: {httpAddress: 0.0.0.0, errorPort: 18999, statsSocket: stats.sock, hardStopAfter: 10s}
   podSelector: {matchLabels: {app.kubernetes.io/part-of: haptic}}
   agent: {port: 5555, tokenSecretRef: {name: haptic-agent-token, key: token}}
-  dataplane: {driftPreventionInterval: 2s}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
