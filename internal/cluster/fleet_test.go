@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -109,6 +110,18 @@ func TestFleetObjectsAreOwnedByTheirGatewayAndThePodsIgnoreTheListeners(t *testi
 	}
 	if hp := strings.Join(toStrings(containers[0].(map[string]any)["args"]), " "); hp != "-W -S unix@master.sock,mode,600 -f /var/lib/haptic/haproxy.cfg" {
 		t.Errorf("haproxy args = %s", hp)
+	}
+	// The agent and its bootstrap run haptic-agent, not the image's
+	// entrypoint (haptic); HAProxy runs its image's own.
+	bootstrap := pod["initContainers"].([]any)[0].(map[string]any)
+	if cmd, args := toStrings(bootstrap["command"]), toStrings(bootstrap["args"]); !slices.Equal(cmd, []string{"/usr/local/bin/haptic-agent"}) || args[0] != "bootstrap" {
+		t.Errorf("bootstrap runs %v %v; want /usr/local/bin/haptic-agent bootstrap …", cmd, args)
+	}
+	if cmd, args := toStrings(agent["command"]), toStrings(agent["args"]); !slices.Equal(cmd, []string{"/usr/local/bin/haptic-agent"}) || !strings.HasPrefix(args[0], "--") {
+		t.Errorf("agent runs %v %v; want /usr/local/bin/haptic-agent --…", cmd, args)
+	}
+	if cmd, ok := containers[0].(map[string]any)["command"]; ok {
+		t.Errorf("haproxy command = %v; want the image's entrypoint", cmd)
 	}
 	sysctls := pod["securityContext"].(map[string]any)["sysctls"].([]any)
 	if s := sysctls[0].(map[string]any); s["name"] != "net.ipv4.ip_unprivileged_port_start" || s["value"] != "0" {
