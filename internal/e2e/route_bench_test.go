@@ -253,14 +253,20 @@ func (rb *routeBench) watchPeakHeap(name string) (stop func()) {
 }
 
 // steadyHeap, when HAPTIC_BENCH_PROFILE_DIR is set, saves the
-// controller's heap profile after a forced collection (what it holds
-// live, no garbage) to <dir>/<name>-controller-heap-steady.pb.gz. Call it
-// after the steady resident set was read: the collection may return
-// memory.
+// controller's runtime.MemStats as they are (where its resident set
+// goes: heap in use, idle and released, stacks, runtime metadata) to
+// <dir>/<name>-controller-memstats-steady.txt, then its heap profile
+// after a forced collection (what it holds live, no garbage) to
+// <dir>/<name>-controller-heap-steady.pb.gz. Call it after the steady
+// resident set was read: the collection may return memory.
 func (rb *routeBench) steadyHeap(name string) {
 	dir := os.Getenv("HAPTIC_BENCH_PROFILE_DIR")
 	if dir == "" || rb.pprof == "" {
 		return
+	}
+	stats := filepath.Join(dir, name+"-controller-memstats-steady.txt")
+	if err := fetchTo(rb.ctx, "http://"+rb.pprof+"/debug/pprof/heap?debug=1", stats); err != nil {
+		rb.b.Logf("steady memstats: %v", err)
 	}
 	path := filepath.Join(dir, name+"-controller-heap-steady.pb.gz")
 	if err := fetchTo(rb.ctx, "http://"+rb.pprof+"/debug/pprof/heap?gc=1", path); err != nil {
