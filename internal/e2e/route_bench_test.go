@@ -42,10 +42,14 @@ import (
 // line, and the controller's and the agent's resident memory now and at
 // the peak (VmRSS and VmHWM).
 
-// steadyAfter is how long a program lets the controller idle before it
-// reads the steady resident set: past its status writes, the gate's
-// check and its release of free memory after a quiet spell.
+// steadyAfter is how long a program lets the controller idle (run no
+// reconciliation, see [routeBench.settleIdle]) before it reads the steady
+// resident set: past its status writes, the gate's check and its release
+// of free memory after a quiet spell.
 const steadyAfter = controller.DefaultIdleRelease + 2*time.Second
+
+// idleLimit bounds the wait for the controller to idle.
+const idleLimit = 2 * time.Minute
 
 // benchTimeout bounds one route benchmark (the scale program at 5,000
 // routes creates 20,000 objects); run with -timeout 60m.
@@ -206,6 +210,43 @@ func (rb *routeBench) settle(d time.Duration) {
 	}
 }
 
+// settleIdle waits until the controller ran no reconciliation for
+// steadyAfter, at most idleLimit. A fixed wait from the last route served
+// races the loops' release of free memory, which comes 10 s after their
+// own last reconciliation: reconciliations that go on after the last
+// route serves (status echoes, endpoint updates) would put the reading
+// before the release in one run and after it in the next.
+func (rb *routeBench) settleIdle() {
+	rb.b.Helper()
+	last, since := -1.0, time.Now()
+	for deadline := time.Now().Add(idleLimit); time.Now().Before(deadline); rb.settle(200 * time.Millisecond) {
+		n, err := rb.reconciliations()
+		if err != nil {
+			rb.b.Fatalf("controller metrics: %v", err)
+		}
+		if n != last {
+			last, since = n, time.Now()
+		}
+		if time.Since(since) >= steadyAfter {
+			return
+		}
+	}
+	rb.b.Logf("the controller still reconciled %v after the last route: steady reading taken anyway", idleLimit)
+}
+
+// reconciliations is haptic_reconciliation_total summed over the
+// controller's loops (one per Gateway in gateway mode).
+func (rb *routeBench) reconciliations() (float64, error) {
+	code, body, err := get(rb.ctx, "http://"+rb.ctl.listen+"/metrics", "")
+	if err != nil {
+		return 0, err
+	}
+	if code != http.StatusOK {
+		return 0, fmt.Errorf("GET /metrics: %d", code)
+	}
+	return sumMetric(body, "haptic_reconciliation_total")
+}
+
 // controllerCPU is the controller's CPU time so far.
 func (rb *routeBench) controllerCPU() time.Duration {
 	d, err := procCPU(rb.ctl.cmd.Process.Pid)
@@ -331,7 +372,7 @@ func runProbe(b *testing.B, kind routeKind, n int, plot string) {
 		errs += e
 	}
 	cpu := rb.controllerCPU() - cpu0
-	rb.settle(steadyAfter)
+	rb.settleIdle()
 	stop()
 	res := propagation.ProbeResult{Latencies: slices.Sorted(slices.Values(lat)), InOrder: lat}
 	for _, q := range []struct {
@@ -563,7 +604,7 @@ func runScale(b *testing.B, kind routeKind, routes, namespaces int, churn time.D
 	}
 	servedAll := time.Since(t0)
 	setupCPU := rb.controllerCPU() - cpu0
-	rb.settle(steadyAfter)
+	rb.settleIdle()
 	steady := map[string]memwatch.Resident{}
 	for name, w := range rb.mem {
 		r, err := w.Now()
@@ -593,7 +634,7 @@ func runScale(b *testing.B, kind routeKind, routes, namespaces int, churn time.D
 		_, e := rb.waitServed(r.host, 30*time.Second)
 		errs += e
 	}
-	rb.settle(steadyAfter)
+	rb.settleIdle()
 	stop()
 
 	b.ReportMetric(float64(routes), "scale_routes")
