@@ -57,11 +57,7 @@ func list[T any](s templating.Store, alias string, c *Cache) []*T {
 			v = nil
 		}
 		if c != nil {
-			if v == nil {
-				c.put(alias, o, nil) // a failed decode is remembered
-			} else {
-				c.put(alias, o, v)
-			}
+			c.put(alias, o, v) // a failed decode (nil) is remembered too
 		}
 		if v != nil {
 			out = append(out, v)

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/haptic-io/haptic/internal/testenv/minicluster/kubelet"
 )
 
 // clockTicks is the kernel's USER_HZ, the unit of /proc/<pid>/stat's CPU
@@ -46,7 +48,7 @@ func procCPU(pid int) (time.Duration, error) {
 // haptic (the agents of the HAProxy pods the process kubelet started; not
 // the bootstrap init container, which has exited).
 func agentPIDs(haptic string) []int {
-	bin := filepath.Join(filepath.Dir(haptic), "haptic-agent")
+	bin := filepath.Join(filepath.Dir(haptic), filepath.Base(kubelet.HAPTICAgentBinary))
 	want, err := filepath.EvalSymlinks(bin)
 	if err != nil {
 		want = bin
