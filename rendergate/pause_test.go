@@ -35,12 +35,15 @@ func TestPausedCheckerHoldsNewChecksOutsideTheirTimeout(t *testing.T) {
 // A Pause stops the haproxy process that is running (its state becomes
 // T) and the clock of its timeout; Resume continues both. The fake
 // haproxy runs until the test releases it, and the timeout is long, so
-// that neither ends it before the Pause on a loaded machine.
+// that neither ends it before the Pause on a loaded machine. Its sleeps
+// run in the background: a foreground command is started with vfork,
+// and a shell stopped while it waits for its vfork child shows state D,
+// not T.
 func TestPauseStopsARunningCheckAndItsTimeout(t *testing.T) {
 	dir := worldDir(t)
 	must(t, os.Chmod(dir, 0o777))
 	pidFile, release := filepath.Join(dir, "pid"), filepath.Join(dir, "release")
-	script := fmt.Sprintf("echo $$ > %s; i=0; while [ ! -e %s ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; exit 0", pidFile, release)
+	script := fmt.Sprintf("echo $$ > %s; i=0; while [ ! -e %s ] && [ $i -lt 400 ]; do sleep 0.05 & wait $!; i=$((i+1)); done; exit 0", pidFile, release)
 	c := newChecker(t, rendergate.Config{Binary: fakeBinary(t), Timeout: 4 * time.Second})
 	out := textOutput(t, script)
 	done := make(chan error, 1)
