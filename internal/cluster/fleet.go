@@ -348,7 +348,9 @@ func (f *fleet) deployment() *appsv1ac.DeploymentApplyConfiguration {
 		WithInitContainers(bootstrap).
 		WithContainers(haproxy, agent).
 		WithVolumes(
-			corev1ac.Volume().WithName("haproxy").WithEmptyDir(corev1ac.EmptyDirVolumeSource()),
+			// A tmpfs: the agent's writes and fsyncs, which every change
+			// waits for, never wait on the node's disk.
+			corev1ac.Volume().WithName("haproxy").WithEmptyDir(corev1ac.EmptyDirVolumeSource().WithMedium(corev1.StorageMediumMemory)),
 			corev1ac.Volume().WithName("token").WithSecret(corev1ac.SecretVolumeSource().WithSecretName(f.secretName()).WithDefaultMode(0o440)),
 		)
 	return appsv1ac.Deployment(f.name, f.gw.Namespace).

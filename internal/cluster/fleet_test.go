@@ -127,6 +127,9 @@ func TestFleetObjectsAreOwnedByTheirGatewayAndThePodsIgnoreTheListeners(t *testi
 	if s := sysctls[0].(map[string]any); s["name"] != "net.ipv4.ip_unprivileged_port_start" || s["value"] != "0" {
 		t.Errorf("sysctls = %v", sysctls)
 	}
+	if work := pod["volumes"].([]any)[0].(map[string]any); work["name"] != "haproxy" || work["emptyDir"].(map[string]any)["medium"] != "Memory" {
+		t.Errorf("work volume = %v; want the emptyDir haproxy on a tmpfs (medium Memory)", work)
+	}
 	if vol := pod["volumes"].([]any)[1].(map[string]any)["secret"].(map[string]any); vol["secretName"] != "haptic-gw-agent-token" {
 		t.Errorf("token volume = %v", vol)
 	}

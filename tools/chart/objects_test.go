@@ -342,6 +342,38 @@ func TestHAProxyDeploymentIsTheE2EShape(t *testing.T) {
 	}
 }
 
+// The HAProxy pods work on a tmpfs unless haproxy.workDir says otherwise,
+// with the sizeLimit given.
+func TestHAProxyWorkDirIsATmpfsByDefault(t *testing.T) {
+	size := resource.MustParse("64Mi")
+	for _, tc := range []struct {
+		name   string
+		values map[string]any
+		want   corev1.EmptyDirVolumeSource
+	}{
+		{"default", nil, corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}},
+		{"sized", map[string]any{"haproxy": map[string]any{"workDir": map[string]any{"sizeLimit": "64Mi"}}},
+			corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: &size}},
+		{"on the node's disk", map[string]any{"haproxy": map[string]any{"workDir": map[string]any{"medium": ""}}}, corev1.EmptyDirVolumeSource{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := find[*appsv1.Deployment](t, decode(t, render(t, tc.values)), "haptic-haproxy")
+			var got *corev1.EmptyDirVolumeSource
+			for _, v := range d.Spec.Template.Spec.Volumes {
+				if v.Name == "haproxy" {
+					got = v.EmptyDir
+				}
+			}
+			if got == nil {
+				t.Fatal("no emptyDir volume haproxy")
+			}
+			if diff := cmp.Diff(tc.want, *got); diff != "" {
+				t.Errorf("emptyDir (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // The Service maps the well-known ports onto HAProxy's unprivileged ones.
 func TestServiceMapsWellKnownPortsOntoUnprivilegedOnes(t *testing.T) {
 	for _, typ := range []string{"LoadBalancer", "NodePort", "ClusterIP"} {

@@ -50,6 +50,14 @@ func TestSchemaRefusesBadValues(t *testing.T) {
 			values: map[string]any{"haproxy": map[string]any{"hardStopAfter": "30 seconds"}},
 			want:   []string{"/haproxy/hardStopAfter"},
 		},
+		"work directory medium unknown": {
+			values: map[string]any{"haproxy": map[string]any{"workDir": map[string]any{"medium": "HugePages"}}},
+			want:   []string{"/haproxy/workDir/medium"},
+		},
+		"work directory size not a quantity": {
+			values: map[string]any{"haproxy": map[string]any{"workDir": map[string]any{"sizeLimit": "lots"}}},
+			want:   []string{"/haproxy/workDir/sizeLimit"},
+		},
 		"webhook timeout above the apiserver's 30 s": {
 			values: map[string]any{"webhook": map[string]any{"timeoutSeconds": 31}},
 			want:   []string{"/webhook/timeoutSeconds", "maximum"},

@@ -25,10 +25,11 @@
 //     spec.nodeName, spec.serviceAccountName, status.podIP, status.hostIP),
 //     secretKeyRef and configMapKeyRef.
 //   - Volumes: secret, configMap (honouring items and modes) and emptyDir are
-//     materialised under the pod's directory. Processes share the host's
-//     mount table, so instead of bind mounts each env value and arg that
-//     starts with a mountPath is rewritten to the materialised directory
-//     (documented fallback). Projected volumes are skipped unless the
+//     materialised under the pod's directory; an emptyDir of medium Memory
+//     is a tmpfs mounted there (sizeLimit its size), unmounted when the
+//     pod stops. Processes share the host's mount table, so instead of
+//     bind mounts each env value and arg that starts with a mountPath is
+//     rewritten to the materialised directory (documented fallback). Projected volumes are skipped unless the
 //     pods run in-cluster (below). Paths inside files (a config naming
 //     /etc/x) are not rewritten: give them relative to the working
 //     directory.

@@ -29,6 +29,7 @@ type runningPod struct {
 	net      podNet
 	started  time.Time
 	policy   corev1.RestartPolicy
+	tmpfs    []string // the memory emptyDirs mounted, unmounted by stopPod
 
 	// inits run one at a time, in order, each to a zero exit, before the
 	// containers start.
@@ -94,7 +95,7 @@ func (k *Kubelet) startPod(ctx context.Context, pod *corev1.Pod) (rp *runningPod
 			k.stopPod(context.WithoutCancel(ctx), rp)
 		}
 	}()
-	mounts, binds, err := k.materializeVolumes(ctx, pod, rp.dir, ip.String())
+	mounts, binds, err := k.materializeVolumes(ctx, pod, rp, ip.String())
 	if err != nil {
 		return rp, err
 	}
@@ -241,10 +242,12 @@ func (k *Kubelet) objectData(ctx context.Context, ns, kind, name string) (map[st
 }
 
 // materializeVolumes writes secret, configMap and emptyDir volumes (and,
-// with Config.APIServer, projected ones) under dir/volumes and returns,
-// per container, the mount rewrites to apply and the bind mounts to make
-// (see projectedBinds).
-func (k *Kubelet) materializeVolumes(ctx context.Context, pod *corev1.Pod, dir, podIP string) (map[string][]mountRewrite, map[string][]bindMount, error) {
+// with Config.APIServer, projected ones) under rp.dir/volumes and
+// returns, per container, the mount rewrites to apply and the bind
+// mounts to make (see projectedBinds). An emptyDir of medium Memory is a
+// tmpfs, which stopPod unmounts.
+func (k *Kubelet) materializeVolumes(ctx context.Context, pod *corev1.Pod, rp *runningPod, podIP string) (map[string][]mountRewrite, map[string][]bindMount, error) {
+	dir := rp.dir
 	hostPaths := map[string]string{}
 	projected := map[string]bool{}
 	for _, v := range pod.Spec.Volumes {
@@ -268,6 +271,13 @@ func (k *Kubelet) materializeVolumes(ctx context.Context, pod *corev1.Pod, dir, 
 			if v.ConfigMap.DefaultMode != nil {
 				mode = *v.ConfigMap.DefaultMode
 			}
+		case v.EmptyDir != nil && v.EmptyDir.Medium == corev1.StorageMediumMemory:
+			if err := mountMemoryVolume(vdir, v.EmptyDir.SizeLimit); err != nil {
+				return nil, nil, fmt.Errorf("volume %s: %w", v.Name, err)
+			}
+			rp.tmpfs = append(rp.tmpfs, vdir)
+			hostPaths[v.Name] = vdir
+			continue
 		case v.EmptyDir != nil:
 			if err := os.MkdirAll(vdir, 0o777); err != nil {
 				return nil, nil, fmt.Errorf("volume %s: %w", v.Name, err)
@@ -446,4 +456,16 @@ func (k *Kubelet) stopPod(ctx context.Context, rp *runningPod) {
 		k.cfg.Log.Warn("pod network teardown failed", "pod", rp.ns+"/"+rp.name, "err", err)
 	}
 	k.pool.release(rp.net.ip)
+	k.releaseVolumes(rp)
+}
+
+// releaseVolumes unmounts the pod's memory emptyDirs; their directories
+// stay, as the others do.
+func (k *Kubelet) releaseVolumes(rp *runningPod) {
+	for _, dir := range rp.tmpfs {
+		if err := unmountMemoryVolume(dir); err != nil {
+			k.cfg.Log.Warn("pod volume unmount failed", "pod", rp.ns+"/"+rp.name, "err", err)
+		}
+	}
+	rp.tmpfs = nil
 }
