@@ -50,9 +50,8 @@ type Cache struct {
 	hosts     map[hostCacheKey]*hostOutput
 	nextHosts map[hostCacheKey]*hostOutput
 
-	// sizes are the previous Build's map sizes per Gateway.
-	sizes     map[sizeKey]int
-	nextSizes map[sizeKey]int
+	// scratch is what buildContext works in (see buildScratch).
+	scratch *buildScratch
 
 	// spare are the maps of the Build before the previous one, emptied:
 	// the next Build fills them instead of allocating maps as large.
@@ -64,7 +63,6 @@ type spareMaps struct {
 	routes  map[unsafe.Pointer]*routeEntry
 	ports   map[unsafe.Pointer]serviceEntry
 	hosts   map[hostCacheKey]*hostOutput
-	sizes   map[sizeKey]int
 }
 
 // reuse returns m (emptied by retire), or a new map for n entries.
@@ -112,7 +110,6 @@ func (c *Cache) begin() {
 	c.nextRoutes = reuse(c.spare.routes, len(c.routes))
 	c.nextPorts = reuse(c.spare.ports, len(c.servicePorts))
 	c.nextHosts = reuse(c.spare.hosts, len(c.hosts))
-	c.nextSizes = reuse(c.spare.sizes, len(c.sizes))
 	c.spare = spareMaps{}
 }
 
@@ -122,12 +119,10 @@ func (c *Cache) end() {
 	retire(c.routes, &c.spare.routes)
 	retire(c.servicePorts, &c.spare.ports)
 	retire(c.hosts, &c.spare.hosts)
-	retire(c.sizes, &c.spare.sizes)
 	c.entries, c.next = c.next, nil
 	c.routes, c.nextRoutes = c.nextRoutes, nil
 	c.servicePorts, c.nextPorts = c.nextPorts, nil
 	c.hosts, c.nextHosts = c.nextHosts, nil
-	c.sizes, c.nextSizes = c.nextSizes, nil
 	c.mu.Unlock()
 }
 
@@ -226,12 +221,6 @@ func (w *world) resolve(src any, key unsafe.Pointer, f func() *route) routeParen
 	}
 	c.nextRoutes[key] = e
 	return routeParents{r: e.r, entry: e}
-}
-
-// sizeKey names one map of one Gateway's context ("" for its host keys).
-type sizeKey struct {
-	gateway Ref
-	name    string
 }
 
 // hostCacheKey names one host key of one Gateway.

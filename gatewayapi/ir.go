@@ -220,7 +220,7 @@ func (c *cand) backendName() string {
 type builder struct {
 	ctx *renderContext
 	// maps are the context's maps while they are written, by index of
-	// mapNames.
+	// mapNames; backends the backends by name.
 	maps     [len(mapNames)][]mapEntryIR
 	backends map[string]*backendSet
 	// cache, when set, keeps each host key's output for the next Build
@@ -228,8 +228,44 @@ type builder struct {
 	cache *Cache
 	gw    Ref
 	rec   *hostOutput
-	// hostKeys is how many host keys the HTTP routes reach.
-	hostKeys int
+	// scratch holds the working slices and maps, the cache's when there
+	// is one.
+	scratch *buildScratch
+}
+
+// buildScratch is what one buildContext works in and drops once the
+// context is shaped: the entries of the maps, the candidates and host
+// states of the HTTP routes. At thousands of routes it is most of what a
+// Build allocates, so a Cache keeps it from one Build to the next (Builds
+// that share a Cache take turns); [buildScratch.release] empties it so
+// that it holds nothing of the Build that used it.
+type buildScratch struct {
+	maps     [len(mapNames)][]mapEntryIR
+	backends map[string]*backendSet
+	hosts    map[string]*hostState
+	cands    []cand
+	states   []hostState
+	keys     []string
+}
+
+func newBuildScratch() *buildScratch {
+	return &buildScratch{backends: map[string]*backendSet{}, hosts: map[string]*hostState{}}
+}
+
+// release empties s for the next buildContext, keeping its capacity.
+func (s *buildScratch) release(b *builder) {
+	for i := range s.maps {
+		s.maps[i] = b.maps[i][:0] // b.maps may have grown
+		clear(s.maps[i][:cap(s.maps[i])])
+	}
+	clear(s.backends)
+	clear(s.hosts)
+	clear(s.cands[:cap(s.cands)])
+	s.cands = s.cands[:0]
+	clear(s.states[:cap(s.states)])
+	s.states = s.states[:0]
+	clear(s.keys[:cap(s.keys)])
+	s.keys = s.keys[:0]
 }
 
 func (b *builder) entry(mapName, key, value string) {
@@ -240,32 +276,6 @@ func (b *builder) entry(mapName, key, value string) {
 		b.rec.entries = append(b.rec.entries, recordedEntry{m: m, e: e})
 	}
 	b.add(m, e)
-}
-
-// backendsSize is the name under which the sizes keep a Build's backend
-// count: no map is named so.
-const backendsSize = "backends"
-
-// sizeOf is how many entries map mapName ("" for the host keys,
-// backendsSize for the backends) had in the previous Build with the
-// cache, to size it at once.
-func (b *builder) sizeOf(mapName string) int {
-	if b.cache == nil {
-		return 0
-	}
-	return b.cache.sizes[sizeKey{gateway: b.gw, name: mapName}]
-}
-
-// keepSizes records the sizes of this Build's maps for the next one.
-func (b *builder) keepSizes() {
-	if b.cache == nil {
-		return
-	}
-	b.cache.nextSizes[sizeKey{gateway: b.gw}] = b.hostKeys
-	b.cache.nextSizes[sizeKey{gateway: b.gw, name: backendsSize}] = len(b.backends)
-	for i, es := range b.maps {
-		b.cache.nextSizes[sizeKey{gateway: b.gw, name: mapNames[i]}] = len(es)
-	}
 }
 
 // add writes e into map m (an index of mapNames). Of the writes of one
@@ -321,10 +331,17 @@ func (g *gateway) buildContext(c *Cache) map[string]any {
 		cache: c,
 		gw:    g.ref,
 	}
-	b.backends = make(map[string]*backendSet, b.sizeOf(backendsSize))
-	for i, n := range mapNames {
-		b.maps[i] = make([]mapEntryIR, 0, b.sizeOf(n))
+	if c != nil {
+		if c.scratch == nil {
+			c.scratch = newBuildScratch()
+		}
+		b.scratch = c.scratch
+		defer b.scratch.release(b)
+	} else {
+		b.scratch = newBuildScratch()
 	}
+	b.backends = b.scratch.backends
+	b.maps = b.scratch.maps
 	// Frontends: one per port with at least one listener that carries
 	// routes.
 	byPort := map[int32]*frontendIR{}
@@ -374,7 +391,6 @@ func (g *gateway) buildContext(c *Cache) map[string]any {
 	}
 	slices.SortFunc(b.ctx.Backends, func(x, y *backendSet) int { return strings.Compare(x.Name, y.Name) })
 	b.sortMaps()
-	b.keepSizes()
 	for i, n := range mapNames {
 		b.ctx.Maps[n] = b.maps[i]
 	}
@@ -404,7 +420,7 @@ func certLines(ls []*listener, port int32) []crtLine {
 // http writes the host and path maps, groups and selectors of the HTTP
 // and gRPC routes of g.
 func (b *builder) http(g *gateway, byPort map[int32]*frontendIR) {
-	hosts := make(map[string]*hostState, b.sizeOf(""))
+	hosts := b.scratch.hosts
 	attached := append(append([]*attachedRoute(nil), g.http...), g.grpc...)
 	// The candidates and host states come from slabs, one allocation
 	// each rather than one per value.
@@ -417,9 +433,11 @@ func (b *builder) http(g *gateway, byPort map[int32]*frontendIR) {
 			nHosts += len(a.hosts)
 		}
 	}
-	cands := make([]cand, 0, nCands)
-	states := make([]hostState, 0, nHosts)
-	keys := make([]string, 0, nHosts)
+	// Grown at once: hostState and st.all hold pointers into the slabs.
+	cands := slices.Grow(b.scratch.cands, nCands)
+	states := slices.Grow(b.scratch.states, nHosts)
+	keys := slices.Grow(b.scratch.keys, nHosts)
+	defer func() { b.scratch.cands, b.scratch.states, b.scratch.keys = cands, states, keys }()
 	for _, a := range attached {
 		hr := a.r.httpRules()
 		if hr == nil {
@@ -480,7 +498,6 @@ func (b *builder) http(g *gateway, byPort map[int32]*frontendIR) {
 		}
 		b.cache.nextHosts[key] = o
 	}
-	b.hostKeys = len(keys)
 	for _, fe := range byPort {
 		slices.SortFunc(fe.Groups, func(x, y *groupIR) int { return strings.Compare(x.ID, y.ID) })
 		slices.SortFunc(fe.Selectors, func(x, y *selectorIR) int { return strings.Compare(x.ID, y.ID) })

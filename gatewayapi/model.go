@@ -44,6 +44,11 @@ type Options struct {
 	// everything but [Model.RenderContext], which returns nil. For a
 	// caller that provisions and writes statuses and renders nothing.
 	StatusOnly bool
+	// RenderGateway, when set, builds the render context of that Gateway
+	// alone: [Model.RenderContext] returns nil for every other. For a
+	// caller that renders one Gateway, as each of the controller's
+	// per-Gateway loops does; the rest of the Model is the same.
+	RenderGateway Ref
 }
 
 // Listener is one listener of a Gateway as the fleet serving it must
@@ -180,7 +185,7 @@ func Build(s templating.Store, opts Options) *Model {
 	for _, tr := range trs {
 		routes = append(routes, w.resolve(tr, unsafe.Pointer(tr), func() *route { return w.resolveTLSRoute(tr) }))
 	}
-	m.routes = make([]routeParents, 0, len(routes))
+	m.routes = routes[:0] // filtered in place
 	for _, rp := range routes {
 		if rp.r.ref.Namespace == "" {
 			continue
@@ -196,7 +201,7 @@ func Build(s templating.Store, opts Options) *Model {
 		}
 	}
 	for _, g := range m.order {
-		if g.servable() && !opts.StatusOnly {
+		if g.servable() && !opts.StatusOnly && (opts.RenderGateway == Ref{} || opts.RenderGateway == g.ref) {
 			g.context = g.buildContext(opts.Cache)
 		}
 	}

@@ -375,9 +375,12 @@ func (g *gatewayPipeline) startLoop(ctx context.Context, ref gatewayapi.Ref, s *
 	}
 	gl.pods = pods
 	// Each loop's Builds share a cache of their own: its store is its
-	// own, and a Build reuses what the previous one resolved.
+	// own, and a Build reuses what the previous one resolved. They build
+	// the render context of the loop's Gateway alone: every loop builds
+	// on every change, and one context each keeps that linear in the
+	// number of Gateways.
 	opts := g.opts
-	opts.Cache = &gatewayapi.Cache{}
+	opts.Cache, opts.RenderGateway = &gatewayapi.Cache{}, ref
 	loop, err := controller.New(controller.Config{
 		Source:      g.fan.Subscribe(),
 		QuietStatus: quietStatus(s.Watches),
