@@ -53,6 +53,12 @@ type Cache struct {
 	// scratch is what buildContext works in (see buildScratch).
 	scratch *buildScratch
 
+	// order is the last Build's backends of each Gateway, sorted by name;
+	// sorts counts the builder.sortedBackends calls.
+	order     map[Ref][]*backendSet
+	nextOrder map[Ref][]*backendSet
+	sorts     uint64
+
 	// spare are the maps of the Build before the previous one, emptied:
 	// the next Build fills them instead of allocating maps as large.
 	spare spareMaps
@@ -110,6 +116,7 @@ func (c *Cache) begin() {
 	c.nextRoutes = reuse(c.spare.routes, len(c.routes))
 	c.nextPorts = reuse(c.spare.ports, len(c.servicePorts))
 	c.nextHosts = reuse(c.spare.hosts, len(c.hosts))
+	c.nextOrder = make(map[Ref][]*backendSet, len(c.order))
 	c.spare = spareMaps{}
 }
 
@@ -123,6 +130,7 @@ func (c *Cache) end() {
 	c.routes, c.nextRoutes = c.nextRoutes, nil
 	c.servicePorts, c.nextPorts = c.nextPorts, nil
 	c.hosts, c.nextHosts = c.nextHosts, nil
+	c.order, c.nextOrder = c.nextOrder, nil
 	c.mu.Unlock()
 }
 

@@ -385,16 +385,61 @@ func (g *gateway) buildContext(c *Cache) map[string]any {
 	b.http(g, byPort)
 	b.tls(g)
 
-	b.ctx.Backends = make([]*backendSet, 0, len(b.backends))
-	for _, bs := range b.backends {
-		b.ctx.Backends = append(b.ctx.Backends, bs)
-	}
-	slices.SortFunc(b.ctx.Backends, func(x, y *backendSet) int { return strings.Compare(x.Name, y.Name) })
+	b.ctx.Backends = b.sortedBackends()
 	b.sortMaps()
 	for i, n := range mapNames {
 		b.ctx.Maps[n] = b.maps[i]
 	}
 	return b.ctx.shape()
+}
+
+// sortedBackends returns the backends of the context sorted by name.
+// With a cache it starts from the previous Build's order for the same
+// Gateway: the backends still there keep their places and the new ones
+// are sorted and merged in, so that a Build sorts only what changed.
+func (b *builder) sortedBackends() []*backendSet {
+	byName := func(x, y *backendSet) int { return strings.Compare(x.Name, y.Name) }
+	out := make([]*backendSet, 0, len(b.backends))
+	if b.cache == nil {
+		for _, bs := range b.backends {
+			out = append(out, bs)
+		}
+		slices.SortFunc(out, byName)
+		return out
+	}
+	c := b.cache
+	c.sorts++ // a backend may be in the contexts of several Gateways
+	for _, bs := range c.order[b.gw] {
+		if b.backends[bs.Name] == bs {
+			bs.sort = c.sorts
+			out = append(out, bs)
+		}
+	}
+	if len(out) < len(b.backends) {
+		var added []*backendSet
+		for _, bs := range b.backends {
+			if bs.sort != c.sorts {
+				added = append(added, bs)
+			}
+		}
+		slices.SortFunc(added, byName)
+		out = mergeSorted(out, added, byName)
+	}
+	c.nextOrder[b.gw] = out
+	return out
+}
+
+// mergeSorted merges the sorted lists a and b.
+func mergeSorted[T any](a, b []T, cmp func(x, y T) int) []T {
+	out := make([]T, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if cmp(b[0], a[0]) < 0 {
+			out, b = append(out, b[0]), b[1:]
+		} else {
+			out, a = append(out, a[0]), a[1:]
+		}
+	}
+	return append(append(out, a...), b...)
 }
 
 // certLines lists the crt-list lines of an HTTPS port: listeners without

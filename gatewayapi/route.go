@@ -247,6 +247,9 @@ type backendSet struct {
 	// shaped, when set, is the JSON-shaped form, kept for the backend of a
 	// cached route (see mapEntryIR.shaped).
 	shaped map[string]any
+	// sort is the Cache's count of sortedBackends calls when the last
+	// one found the backend in its previous order.
+	sort uint64
 }
 
 // refResult is how one backendRef resolved.
