@@ -53,7 +53,7 @@ func benchmarkPropagationCommand() *cli.Command {
 			&cli.IntFlag{Name: "storm", Usage: "routes the storm scenario writes within about 100 ms (0 skips it)"},
 			debounceFlag(),
 			&cli.DurationFlag{Name: "min-reload-interval", Usage: "agent reload pacing (negative: none)", Value: -1},
-			&cli.StringFlag{Name: "workdir", Usage: "local mode's work directory (HAProxy's tree, the agent's state); on tmpfs (/dev/shm/…) the agent's fsyncs cost nothing"},
+			&cli.StringFlag{Name: "workdir", Usage: "local mode's work directory (HAProxy's tree, the agent's state); default: a temporary one, on /dev/shm when it is a tmpfs and TMPDIR is unset"},
 			&cli.BoolFlag{Name: "in-process", Usage: "run the poller and the echo backends as goroutines of this process, not as child processes (local mode's work then delays them)"},
 			idleGCFlag(),
 			checkSpacingFlag(),

@@ -43,7 +43,7 @@ func localCommand() *cli.Command {
 			&cli.DurationFlag{Name: "min-reload-interval", Usage: "least time between two reloads (the agent paces reloads); negative: no pacing", Value: 0, DefaultText: "2s", EnvVars: []string{"HAPTIC_MIN_RELOAD_INTERVAL"}},
 			idleGCFlag(),
 			checkSpacingFlag(),
-			&cli.StringFlag{Name: "workdir", Usage: "directory for HAProxy's tree, the agent's state and sockets (default: a temporary directory, removed at exit)", EnvVars: []string{"HAPTIC_WORKDIR"}},
+			&cli.StringFlag{Name: "workdir", Usage: "directory for HAProxy's tree, the agent's state and sockets (default: a temporary directory, removed at exit: on /dev/shm when it is a tmpfs and TMPDIR is unset, else in TMPDIR)", EnvVars: []string{"HAPTIC_WORKDIR"}},
 			&cli.StringFlag{Name: "echo", Usage: "comma-separated loopback addresses to start tiny echo HTTP servers on (demo backends)", EnvVars: []string{"HAPTIC_ECHO"}},
 			&cli.StringFlag{Name: "log-level", Usage: "debug, info, warn or error", Value: "info", EnvVars: []string{"HAPTIC_LOG_LEVEL"}},
 			&cli.BoolFlag{Name: "haproxy-output", Usage: "copy HAProxy's own output to stderr", EnvVars: []string{"HAPTIC_HAPROXY_OUTPUT"}},

@@ -371,13 +371,24 @@ func startHAProxy(ctx context.Context, cfg Config, p paths, a *agent.Agent) (*ag
 	return sup, nil
 }
 
+// TempRoot is the directory in which a run without [Config.WorkDir]
+// makes its temporary work dir: /dev/shm when that is a tmpfs and TMPDIR
+// is unset, else os.TempDir().
+func TempRoot() string {
+	if d := memoryTempDir(); d != "" {
+		return d
+	}
+	return os.TempDir()
+}
+
 // workDir makes the directories of one run under dir, or under a new
-// temporary directory when dir is empty (removed by cleanup).
+// temporary directory when dir is empty (removed by cleanup), on a tmpfs
+// when there is one (see memoryTempDir).
 func workDir(dir string) (paths, func(), error) {
 	cleanup := func() {}
 	temp := dir == ""
 	if temp {
-		d, err := os.MkdirTemp("", "haptic-local-")
+		d, err := os.MkdirTemp(memoryTempDir(), "haptic-local-")
 		if err != nil {
 			return paths{}, nil, fmt.Errorf("local: work dir: %w", err)
 		}

@@ -347,7 +347,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	res := &Result{HAProxyVersion: info.HAProxyVersion, Debounce: cfg.Debounce, CheckSpacing: lc.CheckSpacing, WorkDir: lc.WorkDir, Echo: echoWhere}
 	if res.WorkDir == "" {
-		res.WorkDir = "(temporary, under " + os.TempDir() + ")"
+		res.WorkDir = "(temporary, under " + local.TempRoot() + ")"
 	}
 	// Warm up: the first backend brings its profile (a defaults section),
 	// which only a reload can add. Every later route of the same shape is
