@@ -16,22 +16,7 @@ import (
 // two Gateways that share some routes (and so backends), its contexts are
 // those of a fresh Build.
 func TestCachedBuildKeepsTheBackendOrderThroughAddsAndDeletes(t *testing.T) {
-	st, err := memory(base + `
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {namespace: infra, name: one, generation: 1}
-spec:
-  gatewayClassName: haptic
-  listeners: [{name: http, port: 80, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {namespace: infra, name: two, generation: 1}
-spec:
-  gatewayClassName: haptic
-  listeners: [{name: http, port: 80, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}}]
-`)
+	st, err := memory(base + twoGateways)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,11 +8,9 @@ import (
 	"github.com/haptic-io/haptic/gatewayapi"
 )
 
-// Options.RenderGateway builds that Gateway's render context alone, the
-// same as a Build of every context gives it; the rest of the Model is
-// unchanged.
-func TestRenderGatewayBuildsThatContextAlone(t *testing.T) {
-	m, err := memory(base + `
+// twoGateways are Gateways infra/one and infra/two of class haptic, each
+// with one HTTP listener that takes routes from every namespace.
+const twoGateways = `
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
@@ -23,10 +21,17 @@ spec:
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
-metadata: {namespace: infra, name: two, generation: 3}
+metadata: {namespace: infra, name: two, generation: 1}
 spec:
   gatewayClassName: haptic
   listeners: [{name: http, port: 8080, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}}]
+`
+
+// Options.RenderGateway builds that Gateway's render context alone, the
+// same as a Build of every context gives it; the rest of the Model is
+// unchanged.
+func TestRenderGatewayBuildsThatContextAlone(t *testing.T) {
+	m, err := memory(base + twoGateways + `
 ---
 apiVersion: v1
 kind: Service
