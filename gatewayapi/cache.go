@@ -8,6 +8,9 @@ import (
 	"unsafe"
 
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/haptic-io/haptic/store"
+	"github.com/haptic-io/haptic/templating"
 )
 
 // Cache keeps what one [Build] computed, so that the next Build of a
@@ -59,6 +62,11 @@ type Cache struct {
 	nextOrder map[Ref][]*backendSet
 	sorts     uint64
 
+	// last is the last Build's Model and lastMarks the store views it
+	// read (see unchanged).
+	last      *Model
+	lastMarks inputMarks
+
 	// spare are the maps of the Build before the previous one, emptied:
 	// the next Build fills them instead of allocating maps as large.
 	spare spareMaps
@@ -69,6 +77,55 @@ type spareMaps struct {
 	routes  map[unsafe.Pointer]*routeEntry
 	ports   map[unsafe.Pointer]serviceEntry
 	hosts   map[hostCacheKey]*hostOutput
+}
+
+// readAliases are the aliases Build reads, those of [WatchedResources].
+var readAliases = [...]string{AliasGatewayClasses, AliasGateways, AliasHTTPRoutes, AliasGRPCRoutes, AliasTLSRoutes,
+	AliasReferenceGrants, AliasServices, AliasSecrets, AliasNamespaces}
+
+// inputMarks are a snapshot's views of readAliases.
+type inputMarks [len(readAliases)]store.Mark
+
+// marksOf returns s's views of what Build reads; ok is false for a store
+// that does not tell them (not a [store.Snapshot]).
+func marksOf(s templating.Store) (marks inputMarks, ok bool) {
+	ms, ok := s.(interface{ Mark(alias string) store.Mark })
+	if !ok {
+		return marks, false
+	}
+	for i, a := range readAliases {
+		marks[i] = ms.Mark(a)
+	}
+	return marks, true
+}
+
+// unchanged returns the last Build's Model when it read the views marks
+// name with the same options, else nil. Views are immutable and a store
+// derives a new one for an alias only when the alias changes, so the
+// same views are the same objects.
+func (c *Cache) unchanged(marks inputMarks, opts Options) *Model {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.last == nil || c.lastMarks != marks {
+		return nil
+	}
+	o := c.last.opts
+	if o.ControllerName != opts.ControllerName || o.StatusOnly != opts.StatusOnly || o.RenderGateway != opts.RenderGateway ||
+		!slices.Equal(o.SupportedFeatures, opts.SupportedFeatures) {
+		return nil
+	}
+	return c.last
+}
+
+// remember keeps m, built from the views marks name, for unchanged (with
+// the lock of the Build that made it); a store without marks keeps
+// nothing.
+func (c *Cache) remember(marks inputMarks, m *Model) {
+	if marks == (inputMarks{}) {
+		c.last = nil
+		return
+	}
+	c.last, c.lastMarks = m, marks
 }
 
 // reuse returns m (emptied by retire), or a new map for n entries.

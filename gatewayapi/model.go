@@ -120,7 +120,9 @@ type gatewayClass struct {
 // (an alias the store does not have reads as empty). Objects of any
 // shape are tolerated: an object that does not decode is ignored, a
 // value HAPTIC cannot serve is reported in the statuses, and Build never
-// panics.
+// panics. With a Cache, a Build of a [store.Snapshot] whose views of all
+// those aliases are the very ones the Cache's last Build read (the store
+// changed elsewhere only: EndpointSlices, say) returns that Build's Model.
 func Build(s templating.Store, opts Options) *Model {
 	if opts.ControllerName == "" {
 		opts.ControllerName = ControllerName
@@ -128,7 +130,14 @@ func Build(s templating.Store, opts Options) *Model {
 	if opts.SupportedFeatures == nil {
 		opts.SupportedFeatures = SupportedFeatures()
 	}
+	var marks inputMarks
 	if opts.Cache != nil {
+		var ok bool
+		if marks, ok = marksOf(s); ok {
+			if m := opts.Cache.unchanged(marks, opts); m != nil {
+				return m
+			}
+		}
 		opts.Cache.begin()
 		defer opts.Cache.end()
 	}
@@ -204,6 +213,9 @@ func Build(s templating.Store, opts Options) *Model {
 		if g.servable() && !opts.StatusOnly && (opts.RenderGateway == Ref{} || opts.RenderGateway == g.ref) {
 			g.context = g.buildContext(opts.Cache)
 		}
+	}
+	if opts.Cache != nil {
+		opts.Cache.remember(marks, m)
 	}
 	return m
 }
