@@ -27,11 +27,9 @@ spec:
   listeners: [{name: http, port: 8080, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}}]
 `
 
-// Options.RenderGateway builds that Gateway's render context alone, the
-// same as a Build of every context gives it; the rest of the Model is
-// unchanged.
-func TestRenderGatewayBuildsThatContextAlone(t *testing.T) {
-	m, err := memory(base + twoGateways + `
+// webOnBoth is Service apps/web and HTTPRoute apps/web, attached to both
+// of twoGateways; the Service comes second to last.
+const webOnBoth = `
 ---
 apiVersion: v1
 kind: Service
@@ -45,7 +43,13 @@ spec:
   parentRefs: [{name: one, namespace: infra}, {name: two, namespace: infra}]
   hostnames: [web.example.com]
   rules: [{backendRefs: [{name: web, port: 8080}]}]
-`)
+`
+
+// Options.RenderGateway builds that Gateway's render context alone, the
+// same as a Build of every context gives it; the rest of the Model is
+// unchanged.
+func TestRenderGatewayBuildsThatContextAlone(t *testing.T) {
+	m, err := memory(base + twoGateways + webOnBoth)
 	if err != nil {
 		t.Fatal(err)
 	}

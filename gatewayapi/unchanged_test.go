@@ -19,20 +19,7 @@ func TestCachedBuildOfAStoreChangedElsewhereIsTheLastModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs, err := store.DecodeManifests([]byte(base + twoGateways + `
----
-apiVersion: v1
-kind: Service
-metadata: {namespace: apps, name: web}
-spec: {ports: [{port: 8080}]}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {namespace: apps, name: web}
-spec:
-  parentRefs: [{name: one, namespace: infra}]
-  rules: [{backendRefs: [{name: web, port: 8080}]}]
-`))
+	objs, err := store.DecodeManifests([]byte(base + twoGateways + webOnBoth))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -382,13 +382,13 @@ func TempRoot() string {
 }
 
 // workDir makes the directories of one run under dir, or under a new
-// temporary directory when dir is empty (removed by cleanup), on a tmpfs
-// when there is one (see memoryTempDir).
+// temporary directory under TempRoot when dir is empty (removed by
+// cleanup).
 func workDir(dir string) (paths, func(), error) {
 	cleanup := func() {}
 	temp := dir == ""
 	if temp {
-		d, err := os.MkdirTemp(memoryTempDir(), "haptic-local-")
+		d, err := os.MkdirTemp(TempRoot(), "haptic-local-")
 		if err != nil {
 			return paths{}, nil, fmt.Errorf("local: work dir: %w", err)
 		}
