@@ -1,6 +1,7 @@
 package gatewayapi
 
 import (
+	"maps"
 	"reflect"
 	"slices"
 	"sync"
@@ -27,6 +28,9 @@ import (
 //     reused only while those read the same;
 //   - the ports of each Service object, and the whole Service lookup
 //     while the store lists the very same Services;
+//   - how each resolved route attached to the listeners, reused while
+//     the Gateways, their classes and what their listeners read are the
+//     same objects (see attachMemo);
 //   - for each host key of each Gateway, the map entries, groups,
 //     selectors and backends its rule matches became, reused while the
 //     same rules (the same resolved routes) reach that host key on an
@@ -36,22 +40,26 @@ import (
 // safe for concurrent use; Builds that share one take turns on it. The
 // zero value is ready to use.
 type Cache struct {
-	mu      sync.Mutex
-	entries map[cacheKey]objEntry
-	next    map[cacheKey]objEntry
+	mu sync.Mutex
+	// builds counts the Builds: an entry marked with the current count
+	// is one this Build used. used counts the entries and routes it used,
+	// so that end sweeps the maps only when some went unused.
+	builds uint64
+	used   struct{ entries, routes int }
 
-	routes     map[unsafe.Pointer]*routeEntry
-	nextRoutes map[unsafe.Pointer]*routeEntry
+	entries map[cacheKey]*objEntry
+	routes  map[unsafe.Pointer]*routeEntry
 
 	// services is the last Build's Service lookup and the objects it
-	// was made of, in list order.
+	// was made of, in list order, and servicePorts the name and ports of
+	// each of those objects.
 	services     map[Ref][]servicePort
 	serviceObjs  []map[string]any
 	servicePorts map[unsafe.Pointer]serviceEntry
-	nextPorts    map[unsafe.Pointer]serviceEntry
 
-	hosts     map[hostCacheKey]*hostOutput
-	nextHosts map[hostCacheKey]*hostOutput
+	// hosts are the host key outputs of each Gateway whose context the
+	// last Build built.
+	hosts map[Ref]*gatewayHosts
 
 	// scratch is what buildContext works in (see buildScratch).
 	scratch *buildScratch
@@ -67,16 +75,18 @@ type Cache struct {
 	last      *Model
 	lastMarks inputMarks
 
-	// spare are the maps of the Build before the previous one, emptied:
-	// the next Build fills them instead of allocating maps as large.
-	spare spareMaps
-}
+	// attachMarks are the views of attachAliases of the last Build, of
+	// controller name attachController, when attachKnown; epoch counts
+	// their changes (see attachEpoch).
+	attachMarks      attachMarks
+	attachController string
+	attachKnown      bool
+	epoch            uint64
 
-type spareMaps struct {
-	entries map[cacheKey]objEntry
-	routes  map[unsafe.Pointer]*routeEntry
-	ports   map[unsafe.Pointer]serviceEntry
-	hosts   map[hostCacheKey]*hostOutput
+	// sparePorts is the servicePorts before the last, emptied: the
+	// next lookup made anew fills it instead of allocating a map as
+	// large.
+	sparePorts map[unsafe.Pointer]serviceEntry
 }
 
 // readAliases are the aliases Build reads, those of [WatchedResources].
@@ -150,10 +160,11 @@ type cacheKey struct {
 
 // objEntry is the typed form v of object obj (nil when it did not
 // decode); obj keeps the object alive, so that its address is not
-// reused while the entry exists.
+// reused while the entry exists. used is the last Build that read it.
 type objEntry struct {
-	obj map[string]any
-	v   any
+	obj  map[string]any
+	v    any
+	used uint64
 }
 
 // serviceEntry is one Service object's name and ports.
@@ -169,24 +180,23 @@ func objectKey(o map[string]any) unsafe.Pointer { return reflect.ValueOf(o).Unsa
 // begin starts one Build's use of the cache.
 func (c *Cache) begin() {
 	c.mu.Lock()
-	c.next = reuse(c.spare.entries, len(c.entries))
-	c.nextRoutes = reuse(c.spare.routes, len(c.routes))
-	c.nextPorts = reuse(c.spare.ports, len(c.servicePorts))
-	c.nextHosts = reuse(c.spare.hosts, len(c.hosts))
+	if c.entries == nil {
+		c.entries, c.routes = map[cacheKey]*objEntry{}, map[unsafe.Pointer]*routeEntry{}
+	}
+	c.builds++
+	c.used.entries, c.used.routes = 0, 0
 	c.nextOrder = make(map[Ref][]*backendSet, len(c.order))
-	c.spare = spareMaps{}
 }
 
 // end keeps the entries this Build used and drops the others.
 func (c *Cache) end() {
-	retire(c.entries, &c.spare.entries)
-	retire(c.routes, &c.spare.routes)
-	retire(c.servicePorts, &c.spare.ports)
-	retire(c.hosts, &c.spare.hosts)
-	c.entries, c.next = c.next, nil
-	c.routes, c.nextRoutes = c.nextRoutes, nil
-	c.servicePorts, c.nextPorts = c.nextPorts, nil
-	c.hosts, c.nextHosts = c.nextHosts, nil
+	if c.used.entries < len(c.entries) {
+		maps.DeleteFunc(c.entries, func(_ cacheKey, e *objEntry) bool { return e.used != c.builds })
+	}
+	if c.used.routes < len(c.routes) {
+		maps.DeleteFunc(c.routes, func(_ unsafe.Pointer, e *routeEntry) bool { return e.used != c.builds })
+	}
+	maps.DeleteFunc(c.hosts, func(_ Ref, h *gatewayHosts) bool { return h.used != c.builds })
 	c.order, c.nextOrder = c.nextOrder, nil
 	c.mu.Unlock()
 }
@@ -196,16 +206,26 @@ func (c *Cache) end() {
 // of objects costs a Build more than the lookup.
 func (c *Cache) get(alias string, o map[string]any) (any, bool) {
 	k := cacheKey{alias: alias, obj: objectKey(o)}
-	e, ok := c.entries[k]
-	if !ok {
+	e := c.entries[k]
+	if e == nil {
 		return nil, false
 	}
-	c.next[k] = e
+	c.mark(&e.used, &c.used.entries)
 	return e.v, true
 }
 
+// put keeps v as the typed form of o under alias, which get did not know.
 func (c *Cache) put(alias string, o map[string]any, v any) {
-	c.next[cacheKey{alias: alias, obj: objectKey(o)}] = objEntry{obj: o, v: v}
+	c.entries[cacheKey{alias: alias, obj: objectKey(o)}] = &objEntry{obj: o, v: v, used: c.builds}
+	c.used.entries++
+}
+
+// mark marks an entry used by this Build and counts it, once.
+func (c *Cache) mark(used *uint64, count *int) {
+	if *used != c.builds {
+		*used = c.builds
+		*count++
+	}
 }
 
 // routeEntry is one resolved route and what its resolution read.
@@ -223,8 +243,11 @@ type routeEntry struct {
 	// (Builds take turns on the entry); status is the route's .status as
 	// the last [Model.Statuses] made it, for the routes resolved from
 	// this entry.
-	parents []parentStatus
-	status  atomic.Pointer[routeStatus]
+	parents  []parentStatus
+	attached attachMemo
+	status   atomic.Pointer[routeStatus]
+	// used is the last Build that resolved the route from this entry.
+	used uint64
 }
 
 // routeDeps are the lookups of one route's resolution.
@@ -283,21 +306,52 @@ func (w *world) resolve(src any, key unsafe.Pointer, f func() *route) routeParen
 		r := f()
 		e = &routeEntry{src: src, r: r, deps: *w.rec, services: w.services}
 		w.rec = nil
+		c.routes[key] = e
 	}
-	c.nextRoutes[key] = e
+	c.mark(&e.used, &c.used.routes)
 	return routeParents{r: e.r, entry: e}
 }
 
-// hostCacheKey names one host key of one Gateway.
-type hostCacheKey struct {
-	gateway Ref
-	hostKey string
+// gatewayHosts are the host key outputs of one Gateway, by host key;
+// used is the last Build that built its context.
+type gatewayHosts struct {
+	byKey map[string]*hostOutput
+	used  uint64
+}
+
+// hostsOf returns the host key outputs of Gateway gw, for this Build to
+// read and add to (see sweepHosts).
+func (c *Cache) hostsOf(gw Ref) map[string]*hostOutput {
+	if c.hosts == nil {
+		c.hosts = map[Ref]*gatewayHosts{}
+	}
+	h := c.hosts[gw]
+	if h == nil {
+		h = &gatewayHosts{byKey: map[string]*hostOutput{}}
+		c.hosts[gw] = h
+	}
+	h.used = c.builds
+	return h.byKey
+}
+
+// sweepHosts drops the outputs of hosts that this Build did not use,
+// when there are any: it used n.
+func (c *Cache) sweepHosts(hosts map[string]*hostOutput, n int) {
+	if len(hosts) == n {
+		return
+	}
+	for hk, o := range hosts {
+		if o.used != c.builds {
+			delete(hosts, hk)
+		}
+	}
 }
 
 // hostOutput is what the rule matches reaching one host key became, and
 // the inputs that decide it: the listener and the candidates in
-// attachment order.
+// attachment order; used is the last Build that used it.
 type hostOutput struct {
+	used      uint64
 	listener  listenerSig
 	cands     []candSig
 	entries   []recordedEntry

@@ -16,7 +16,9 @@ type gateway struct {
 	generation int64
 	obj        *gatewayv1.Gateway
 	class      string
-	listeners  []*listener
+	// index is the Gateway's place in Model.order.
+	index     int
+	listeners []*listener
 	// rejected, when set, is the Accepted condition of a Gateway HAPTIC
 	// does not serve as a whole (unsupported spec.addresses).
 	rejected *condition
@@ -31,6 +33,7 @@ type gateway struct {
 // listener is one listener of a Gateway with its computed conditions.
 type listener struct {
 	spec     gatewayv1.Listener
+	index    int // in the Gateway's listeners
 	name     string
 	port     int32
 	protocol string
@@ -89,7 +92,9 @@ func (w *world) resolveGateway(gw *gatewayv1.Gateway) *gateway {
 		class:      string(gw.Spec.GatewayClassName),
 	}
 	for i := range gw.Spec.Listeners {
-		g.listeners = append(g.listeners, w.resolveListener(g, &gw.Spec.Listeners[i]))
+		l := w.resolveListener(g, &gw.Spec.Listeners[i])
+		l.index = i
+		g.listeners = append(g.listeners, l)
 	}
 	markConflicts(g.listeners)
 	return g

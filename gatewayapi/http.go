@@ -16,6 +16,15 @@ type httpRoute struct {
 	rules []*httpRule
 }
 
+// matches counts the matches of h's rules.
+func (h *httpRoute) matches() int {
+	n := 0
+	for _, r := range h.rules {
+		n += len(r.matches)
+	}
+	return n
+}
+
 // httpRule is one rule: its matches and what a request that matched gets.
 type httpRule struct {
 	index   int

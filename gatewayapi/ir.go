@@ -242,14 +242,15 @@ type builder struct {
 type buildScratch struct {
 	maps     [len(mapNames)][]mapEntryIR
 	backends map[string]*backendSet
-	hosts    map[string]*hostState
+	hosts    map[string]int32 // host key → index in states
 	cands    []cand
+	lists    []*cand // the states' candidate lists
 	states   []hostState
-	keys     []string
+	at       []int32
 }
 
 func newBuildScratch() *buildScratch {
-	return &buildScratch{backends: map[string]*backendSet{}, hosts: map[string]*hostState{}}
+	return &buildScratch{backends: map[string]*backendSet{}, hosts: map[string]int32{}}
 }
 
 // release empties s for the next buildContext, keeping its capacity.
@@ -262,10 +263,11 @@ func (s *buildScratch) release(b *builder) {
 	clear(s.hosts)
 	clear(s.cands[:cap(s.cands)])
 	s.cands = s.cands[:0]
+	clear(s.lists[:cap(s.lists)])
+	s.lists = s.lists[:0]
 	clear(s.states[:cap(s.states)])
 	s.states = s.states[:0]
-	clear(s.keys[:cap(s.keys)])
-	s.keys = s.keys[:0]
+	s.at = s.at[:0]
 }
 
 func (b *builder) entry(mapName, key, value string) {
@@ -465,62 +467,27 @@ func certLines(ls []*listener, port int32) []crtLine {
 // http writes the host and path maps, groups and selectors of the HTTP
 // and gRPC routes of g.
 func (b *builder) http(g *gateway, byPort map[int32]*frontendIR) {
-	hosts := b.scratch.hosts
 	attached := append(append([]*attachedRoute(nil), g.http...), g.grpc...)
-	// The candidates and host states come from slabs, one allocation
-	// each rather than one per value.
-	var nCands, nHosts int
-	for _, a := range attached {
-		if hr := a.r.httpRules(); hr != nil {
-			for _, rule := range hr.rules {
-				nCands += len(rule.matches) * len(a.hosts)
-			}
-			nHosts += len(a.hosts)
-		}
+	states := b.hostStates(g, attached)
+	var hosts map[string]*hostOutput
+	if b.cache != nil {
+		hosts = b.cache.hostsOf(b.gw)
 	}
-	// Grown at once: hostState and st.all hold pointers into the slabs.
-	cands := slices.Grow(b.scratch.cands, nCands)
-	states := slices.Grow(b.scratch.states, nHosts)
-	keys := slices.Grow(b.scratch.keys, nHosts)
-	defer func() { b.scratch.cands, b.scratch.states, b.scratch.keys = cands, states, keys }()
-	for _, a := range attached {
-		hr := a.r.httpRules()
-		if hr == nil {
-			continue
-		}
-		for _, h := range a.hosts {
-			hk := hostKey(a.l, h)
-			st := hosts[hk]
-			if st == nil {
-				states = append(states, hostState{l: a.l, host: h})
-				st = &states[len(states)-1]
-				hosts[hk] = st
-				keys = append(keys, hk)
-			}
-			for _, rule := range hr.rules {
-				for i := range rule.matches {
-					cands = append(cands, cand{m: &rule.matches[i], rule: rule, r: a.r, l: a.l, matchIdx: i})
-					st.all = append(st.all, &cands[len(cands)-1])
-				}
-			}
-		}
-	}
-	sort.Strings(keys)
-	for _, hk := range keys {
-		st := hosts[hk]
+	for i := range states {
+		st := &states[i]
+		hk := st.key
 		fe := byPort[st.l.port]
 		if b.cache == nil {
 			b.hostKey(hk, st, fe)
 			continue
 		}
-		key := hostCacheKey{gateway: b.gw, hostKey: hk}
 		lsig := listenerSig{name: st.l.name, protocol: st.l.protocol, port: st.l.port}
-		if o := b.cache.hosts[key]; o != nil && o.same(lsig, st.all) {
+		if o := hosts[hk]; o != nil && o.same(lsig, st.all) {
 			b.replay(o, fe)
-			b.cache.nextHosts[key] = o
+			o.used = b.cache.builds
 			continue
 		}
-		o := &hostOutput{listener: lsig, cands: make([]candSig, 0, len(st.all))}
+		o := &hostOutput{listener: lsig, cands: make([]candSig, 0, len(st.all)), used: b.cache.builds}
 		for _, c := range st.all {
 			o.cands = append(o.cands, candSig{rule: c.rule, matchIdx: c.matchIdx})
 		}
@@ -541,7 +508,10 @@ func (b *builder) http(g *gateway, byPort map[int32]*frontendIR) {
 				bs.shaped = bs.shape()
 			}
 		}
-		b.cache.nextHosts[key] = o
+		hosts[hk] = o
+	}
+	if b.cache != nil {
+		b.cache.sweepHosts(hosts, len(states))
 	}
 	for _, fe := range byPort {
 		slices.SortFunc(fe.Groups, func(x, y *groupIR) int { return strings.Compare(x.ID, y.ID) })
@@ -549,12 +519,79 @@ func (b *builder) http(g *gateway, byPort map[int32]*frontendIR) {
 	}
 }
 
+// hostStates groups the rule matches of the attached HTTP and gRPC
+// routes by host key, in attachment order, and returns the host keys
+// sorted. The states, their candidates and the candidate lists come from
+// the scratch slabs: two passes, the first counting, make them one
+// allocation each rather than one per value.
+func (b *builder) hostStates(g *gateway, attached []*attachedRoute) []hostState {
+	byKey := b.scratch.hosts
+	var nCands, nHosts int
+	for _, a := range attached {
+		if hr := a.r.httpRules(); hr != nil {
+			nCands += hr.matches() * len(a.hosts)
+			nHosts += len(a.hosts)
+		}
+	}
+	states := slices.Grow(b.scratch.states, nHosts)
+	at := slices.Grow(b.scratch.at, nHosts) // the state of each attached host, in order
+	for _, a := range attached {
+		hr := a.r.httpRules()
+		if hr == nil {
+			continue
+		}
+		n := hr.matches()
+		for i, h := range a.hosts {
+			hk := a.keys[i]
+			si, ok := byKey[hk]
+			if !ok {
+				si = int32(len(states))
+				states = append(states, hostState{l: g.listeners[a.li], host: h, key: hk})
+				byKey[hk] = si
+			}
+			states[si].n += n
+			at = append(at, si)
+		}
+	}
+	cands := slices.Grow(b.scratch.cands, nCands)
+	lists := slices.Grow(b.scratch.lists, nCands)[:nCands]
+	off := 0
+	for i := range states {
+		st := &states[i]
+		st.all, off = lists[off:off:off+st.n], off+st.n
+	}
+	k := 0
+	for _, a := range attached {
+		hr := a.r.httpRules()
+		if hr == nil {
+			continue
+		}
+		l := g.listeners[a.li]
+		for range a.hosts {
+			st := &states[at[k]]
+			k++
+			for _, rule := range hr.rules {
+				for i := range rule.matches {
+					cands = append(cands, cand{m: &rule.matches[i], rule: rule, r: a.r, l: l, matchIdx: i})
+					st.all = append(st.all, &cands[len(cands)-1])
+				}
+			}
+		}
+	}
+	slices.SortFunc(states, func(x, y hostState) int { return strings.Compare(x.key, y.key) })
+	b.scratch.cands, b.scratch.states, b.scratch.at, b.scratch.lists = cands, states, at, lists
+	return states
+}
+
 // hostState is what reaches one host key: its listener and the
-// candidates, in attachment order until hostKey sorts them.
+// candidates, in attachment order until hostKey sorts them; n counts
+// them while hostStates groups them.
 type hostState struct {
 	l    *listener
 	host string
+	key  string
 	all  []*cand
+	n    int
 }
 
 // replay writes the cached output o of a host key as hostKey wrote it.
@@ -838,9 +875,10 @@ func (b *builder) tls(g *gateway) {
 		if a.r.tls == nil {
 			continue
 		}
+		l := g.listeners[a.li]
 		for _, h := range a.hosts {
-			hk := hostKey(a.l, h)
-			b.hostEntries(MapHosts, MapHostsWild, h, a.l.name, hk)
+			hk := hostKey(l, h)
+			b.hostEntries(MapHosts, MapHostsWild, h, l.name, hk)
 			// A route without a backend that resolves gets no entry: its
 			// connections are rejected, as the API asks.
 			if bs := a.r.tls.backend; bs != nil {

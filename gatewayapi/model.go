@@ -131,6 +131,7 @@ func Build(s templating.Store, opts Options) *Model {
 		opts.SupportedFeatures = SupportedFeatures()
 	}
 	var marks inputMarks
+	var epoch uint64 // of the attach memos (see attachMemo); 0: none
 	if opts.Cache != nil {
 		var ok bool
 		if marks, ok = marksOf(s); ok {
@@ -140,6 +141,7 @@ func Build(s templating.Store, opts Options) *Model {
 		}
 		opts.Cache.begin()
 		defer opts.Cache.end()
+		epoch = opts.Cache.attachEpoch(marks, ok, opts.ControllerName)
 	}
 	w := newWorld(s, opts)
 	m := &Model{opts: opts, all: map[Ref]*gateway{}}
@@ -180,6 +182,9 @@ func Build(s templating.Store, opts Options) *Model {
 		m.order = append(m.order, g)
 	}
 	sort.Slice(m.order, func(i, j int) bool { return lessRef(m.order[i].ref, m.order[j].ref) })
+	for i, g := range m.order {
+		g.index = i
+	}
 
 	hrs := list[gatewayv1.HTTPRoute](s, AliasHTTPRoutes, opts.Cache)
 	grs := list[gatewayv1.GRPCRoute](s, AliasGRPCRoutes, opts.Cache)
@@ -199,11 +204,19 @@ func Build(s templating.Store, opts Options) *Model {
 		if rp.r.ref.Namespace == "" {
 			continue
 		}
-		if rp.entry == nil {
-			rp.parents = m.attach(w, rp.r, nil)
-		} else {
-			rp.parents = m.attach(w, rp.r, rp.entry.parents)
-			rp.entry.parents = rp.parents
+		switch e := rp.entry; {
+		case e == nil:
+			rp.parents = m.attach(w, rp.r, nil, nil)
+		case epoch != 0 && e.attached.epoch == epoch:
+			// The same template on the same Gateways: it attaches as it
+			// did, to the same parents.
+			rp.parents = e.parents
+			m.rejoin(e.attached.joins)
+		default:
+			var joins []join
+			rp.parents = m.attach(w, rp.r, e.parents, &joins)
+			e.parents = rp.parents
+			e.attached = attachMemo{epoch: epoch, joins: joins}
 		}
 		if len(rp.parents) > 0 {
 			m.routes = append(m.routes, rp)

@@ -55,13 +55,16 @@ type parentStatus struct {
 	conds []condition
 }
 
-// attachedRoute is a route attached to one listener, with the hostnames
-// it serves there (the intersections of its hostnames with the
-// listener's; "*" for any).
+// attachedRoute is a route attached to one listener (li, its place in
+// the Gateway's listeners), with the hostnames it serves there (the
+// intersections of its hostnames with the listener's; "*" for any) and,
+// for HTTP and gRPC routes, their host keys. It names the listener by
+// place so that a later Build of the same Gateways reuses it.
 type attachedRoute struct {
 	r     *route
-	l     *listener
+	li    int
 	hosts []string
+	keys  []string
 }
 
 // httpRules are the HTTP rules of an HTTPRoute or GRPCRoute, else nil.
@@ -91,8 +94,8 @@ func (r *route) olderThan(o *route) bool {
 // attaching r to the listeners that accept it, and returns the parents'
 // statuses: last itself (or the start of it) when they are the same as
 // last, the parents of r's previous status, so that an unchanged route
-// allocates nothing.
-func (m *Model) attach(w *world, r *route, last []parentStatus) []parentStatus {
+// allocates nothing. With rec set, it appends the listeners r joins.
+func (m *Model) attach(w *world, r *route, last []parentStatus, rec *[]join) []parentStatus {
 	var parents []parentStatus
 	same := 0 // parents so far equal to last's, while parents is nil
 	for _, p := range r.parentRefs {
@@ -114,7 +117,7 @@ func (m *Model) attach(w *world, r *route, last []parentStatus) []parentStatus {
 		if !ok {
 			continue
 		}
-		accepted := m.attachParent(w, r, g, p)
+		accepted := m.attachParent(w, r, g, p, rec)
 		if accepted.Status == "True" && r.unsupported != "" {
 			accepted = cond(string(gatewayv1.RouteConditionAccepted), false, string(gatewayv1.RouteReasonUnsupportedValue), r.unsupported)
 		}
@@ -151,8 +154,9 @@ func samePtr[T comparable](a, b *T) bool {
 }
 
 // attachParent attaches r to the listeners of g that p selects and that
-// accept it, and returns the parent's Accepted condition.
-func (m *Model) attachParent(w *world, r *route, g *gateway, p gatewayv1.ParentReference) condition {
+// accept it, and returns the parent's Accepted condition. With rec set,
+// it appends the listeners r joins.
+func (m *Model) attachParent(w *world, r *route, g *gateway, p gatewayv1.ParentReference, rec *[]join) condition {
 	accepted := string(gatewayv1.RouteConditionAccepted)
 	// A Gateway has a few listeners: these lists stay on the stack.
 	cands := make([]*listener, 0, 8)
@@ -199,14 +203,16 @@ func (m *Model) attachParent(w *world, r *route, g *gateway, p gatewayv1.ParentR
 		}
 		n++
 		l.attached++
-		a := &attachedRoute{r: r, l: l, hosts: hosts}
-		switch r.kind {
-		case kindHTTP:
-			g.http = append(g.http, a)
-		case kindGRPC:
-			g.grpc = append(g.grpc, a)
-		case kindTLS:
-			g.tls = append(g.tls, a)
+		a := &attachedRoute{r: r, li: l.index, hosts: hosts}
+		if r.kind == kindHTTP || r.kind == kindGRPC {
+			a.keys = make([]string, len(hosts))
+			for i, h := range hosts {
+				a.keys[i] = hostKey(l, h)
+			}
+		}
+		g.join(a)
+		if rec != nil {
+			*rec = append(*rec, join{gw: g.index, a: a})
 		}
 	}
 	if n == 0 {

@@ -105,27 +105,27 @@ func servicesOf(objs []map[string]any, c *Cache) map[Ref][]servicePort {
 			}
 		}
 		if same {
-			for _, o := range objs {
-				k := objectKey(o)
-				c.nextPorts[k] = c.servicePorts[k]
-			}
 			return c.services
 		}
 	}
 	out := make(map[Ref][]servicePort, len(objs))
+	var ports map[unsafe.Pointer]serviceEntry // the servicePorts of out
+	if c != nil {
+		ports = reuse(c.sparePorts, len(objs))
+	}
 	for _, o := range objs {
 		var k unsafe.Pointer
 		if c != nil {
 			k = objectKey(o)
 			if e, ok := c.servicePorts[k]; ok {
 				out[e.ref] = e.ports
-				c.nextPorts[k] = e
+				ports[k] = e
 				continue
 			}
 		}
 		md := obj(o, "metadata")
 		ref := Ref{Namespace: str(md, "namespace"), Name: str(md, "name")}
-		var ports []servicePort
+		var sp []servicePort
 		if ps, ok := obj(o, "spec")["ports"].([]any); ok {
 			for _, p := range ps {
 				pm, ok := p.(map[string]any)
@@ -136,18 +136,20 @@ func servicesOf(objs []map[string]any, c *Cache) map[Ref][]servicePort {
 				if !ok {
 					continue
 				}
-				ports = append(ports, servicePort{name: str(pm, "name"), port: n, appProtocol: str(pm, "appProtocol")})
+				sp = append(sp, servicePort{name: str(pm, "name"), port: n, appProtocol: str(pm, "appProtocol")})
 			}
 		}
-		out[ref] = ports
+		out[ref] = sp
 		if c != nil {
-			c.nextPorts[k] = serviceEntry{obj: o, ref: ref, ports: ports}
+			ports[k] = serviceEntry{obj: o, ref: ref, ports: sp}
 		}
 	}
 	if c != nil {
 		// The lookup is kept with the objects it was made of, for the
 		// next Build; neither is modified after this.
 		c.services, c.serviceObjs = out, slices.Clone(objs)
+		retire(c.servicePorts, &c.sparePorts)
+		c.servicePorts = ports
 	}
 	return out
 }

@@ -1,0 +1,81 @@
+package gatewayapi
+
+import "github.com/haptic-io/haptic/store"
+
+// attachAliases are the aliases that decide how a resolved route
+// attaches: the Gateways and their classes, and what their listeners
+// read (certificate Secrets, ReferenceGrants, namespace labels). Routes
+// and Services decide the route template, which the memo belongs to.
+var attachAliases = [...]string{AliasGatewayClasses, AliasGateways, AliasSecrets, AliasReferenceGrants, AliasNamespaces}
+
+// attachMarks are a snapshot's views of attachAliases.
+type attachMarks [len(attachAliases)]store.Mark
+
+// attachMemo is how a route template attached in one Build: the
+// listeners it joined, valid in every later Build of the same attach
+// epoch (see Cache.attachEpoch), where the same Gateways resolve to the
+// same listeners in the same order.
+type attachMemo struct {
+	epoch uint64 // 0: none
+	joins []join
+}
+
+// join is one listener a route attached to: the Gateway's place in
+// Model.order and the attachment, which names the listener by its place
+// in the Gateway's.
+type join struct {
+	gw int
+	a  *attachedRoute
+}
+
+// attachEpoch returns the epoch of a Build of the views marks of
+// attachAliases (ok false: unknown) with controller name ctl: the last
+// Build's when they are the same, else a new one; 0 when unknown. The
+// caller holds the Cache's lock.
+func (c *Cache) attachEpoch(marks inputMarks, ok bool, ctl string) uint64 {
+	if !ok {
+		c.attachKnown = false
+		return 0
+	}
+	var am attachMarks
+	for i, a := range attachAliases {
+		am[i] = marks[readIndex(a)]
+	}
+	if !c.attachKnown || am != c.attachMarks || ctl != c.attachController {
+		c.epoch++
+		c.attachKnown, c.attachMarks, c.attachController = true, am, ctl
+	}
+	return c.epoch
+}
+
+// readIndex is the place of alias a in readAliases.
+func readIndex(a string) int {
+	for i, r := range readAliases {
+		if r == a {
+			return i
+		}
+	}
+	panic("gatewayapi: " + a + " is not read by Build")
+}
+
+// rejoin attaches a route to the listeners of joins, as the Build that
+// recorded them did.
+func (m *Model) rejoin(joins []join) {
+	for _, j := range joins {
+		g := m.order[j.gw]
+		g.listeners[j.a.li].attached++
+		g.join(j.a)
+	}
+}
+
+// join adds a to the routes of g of its kind.
+func (g *gateway) join(a *attachedRoute) {
+	switch a.r.kind {
+	case kindHTTP:
+		g.http = append(g.http, a)
+	case kindGRPC:
+		g.grpc = append(g.grpc, a)
+	case kindTLS:
+		g.tls = append(g.tls, a)
+	}
+}
