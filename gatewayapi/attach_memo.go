@@ -68,6 +68,19 @@ func (m *Model) rejoin(joins []join) {
 	}
 }
 
+// presize gives the route lists of gs the room the last Build's lists of
+// the same Gateways took, and one more: a route add then grows none.
+func (c *Cache) presize(gs []*gateway) {
+	if c.last == nil {
+		return
+	}
+	for _, g := range gs {
+		if lg := c.last.all[g.ref]; lg != nil {
+			g.http, g.grpc, g.tls = room(lg.http), room(lg.grpc), room(lg.tls)
+		}
+	}
+}
+
 // join adds a to the routes of g of its kind.
 func (g *gateway) join(a *attachedRoute) {
 	switch a.r.kind {
@@ -78,4 +91,13 @@ func (g *gateway) join(a *attachedRoute) {
 	case kindTLS:
 		g.tls = append(g.tls, a)
 	}
+}
+
+// room returns an empty list with room for one more route than last
+// holds, or nil when last holds none.
+func room(last []*attachedRoute) []*attachedRoute {
+	if len(last) == 0 {
+		return nil
+	}
+	return make([]*attachedRoute, 0, len(last)+1)
 }

@@ -70,7 +70,7 @@ func (w *world) resolveGRPCRoute(gr *gatewayv1.GRPCRoute) *route {
 		}
 		results = append(results, rr...)
 		hr.backend, _ = newBackendSet("http", "bg_", true, rr)
-		r.grpc.http.rules = append(r.grpc.http.rules, hr)
+		r.grpc.http.add(hr)
 	}
 	r.resolved = resolvedRefs(results)
 	return r

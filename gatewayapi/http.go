@@ -14,15 +14,14 @@ import (
 // shape) with its rules resolved.
 type httpRoute struct {
 	rules []*httpRule
+	// nMatches counts the matches of the rules.
+	nMatches int
 }
 
-// matches counts the matches of h's rules.
-func (h *httpRoute) matches() int {
-	n := 0
-	for _, r := range h.rules {
-		n += len(r.matches)
-	}
-	return n
+// add appends rule, complete, to h's rules.
+func (h *httpRoute) add(rule *httpRule) {
+	h.rules = append(h.rules, rule)
+	h.nMatches += len(rule.matches)
 }
 
 // httpRule is one rule: its matches and what a request that matched gets.
@@ -227,7 +226,7 @@ func (w *world) resolveHTTPRoute(hr *gatewayv1.HTTPRoute) *route {
 				hr.decorate(hr.backend)
 			}
 		}
-		r.http.rules = append(r.http.rules, hr)
+		r.http.add(hr)
 	}
 	r.resolved = resolvedRefs(results)
 	return r

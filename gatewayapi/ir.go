@@ -529,7 +529,7 @@ func (b *builder) hostStates(g *gateway, attached []*attachedRoute) []hostState 
 	var nCands, nHosts int
 	for _, a := range attached {
 		if hr := a.r.httpRules(); hr != nil {
-			nCands += hr.matches() * len(a.hosts)
+			nCands += hr.nMatches * len(a.hosts)
 			nHosts += len(a.hosts)
 		}
 	}
@@ -540,7 +540,7 @@ func (b *builder) hostStates(g *gateway, attached []*attachedRoute) []hostState 
 		if hr == nil {
 			continue
 		}
-		n := hr.matches()
+		n := hr.nMatches
 		for i, h := range a.hosts {
 			hk := a.keys[i]
 			si, ok := byKey[hk]

@@ -185,6 +185,9 @@ func Build(s templating.Store, opts Options) *Model {
 	for i, g := range m.order {
 		g.index = i
 	}
+	if opts.Cache != nil {
+		opts.Cache.presize(m.order)
+	}
 
 	hrs := list[gatewayv1.HTTPRoute](s, AliasHTTPRoutes, opts.Cache)
 	grs := list[gatewayv1.GRPCRoute](s, AliasGRPCRoutes, opts.Cache)
