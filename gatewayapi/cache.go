@@ -349,11 +349,13 @@ func (c *Cache) sweepHosts(hosts map[string]*hostOutput, n int) {
 
 // hostOutput is what the rule matches reaching one host key became, and
 // the inputs that decide it: the listener and the candidates in
-// attachment order; used is the last Build that used it.
+// attachment order, and the attachments they came from; used is the last
+// Build that used it.
 type hostOutput struct {
 	used      uint64
 	listener  listenerSig
 	cands     []candSig
+	from      []*attachedRoute
 	entries   []recordedEntry
 	groups    []*groupIR
 	selectors []*selectorIR

@@ -246,6 +246,7 @@ type buildScratch struct {
 	cands    []cand
 	lists    []*cand // the states' candidate lists
 	states   []hostState
+	froms    []*attachedRoute // the states' route lists
 	at       []int32
 }
 
@@ -267,6 +268,8 @@ func (s *buildScratch) release(b *builder) {
 	s.lists = s.lists[:0]
 	clear(s.states[:cap(s.states)])
 	s.states = s.states[:0]
+	clear(s.froms[:cap(s.froms)])
+	s.froms = s.froms[:0]
 	s.at = s.at[:0]
 }
 
@@ -478,16 +481,26 @@ func (b *builder) http(g *gateway, byPort map[int32]*frontendIR) {
 		hk := st.key
 		fe := byPort[st.l.port]
 		if b.cache == nil {
+			b.candidates(g, st)
 			b.hostKey(hk, st, fe)
 			continue
 		}
 		lsig := listenerSig{name: st.l.name, protocol: st.l.protocol, port: st.l.port}
-		if o := hosts[hk]; o != nil && o.same(lsig, st.all) {
+		o := hosts[hk]
+		// The very attachments of the last Build (see attachMemo) bring
+		// the same candidates: nothing to compare but them.
+		if o != nil && o.listener == lsig && slices.Equal(o.from, st.from) {
 			b.replay(o, fe)
 			o.used = b.cache.builds
 			continue
 		}
-		o := &hostOutput{listener: lsig, cands: make([]candSig, 0, len(st.all)), used: b.cache.builds}
+		b.candidates(g, st)
+		if o != nil && o.same(lsig, st.all) {
+			b.replay(o, fe)
+			o.used, o.from = b.cache.builds, slices.Clone(st.from)
+			continue
+		}
+		o = &hostOutput{listener: lsig, from: slices.Clone(st.from), cands: make([]candSig, 0, len(st.all)), used: b.cache.builds}
 		for _, c := range st.all {
 			o.cands = append(o.cands, candSig{rule: c.rule, matchIdx: c.matchIdx})
 		}
@@ -519,11 +532,10 @@ func (b *builder) http(g *gateway, byPort map[int32]*frontendIR) {
 	}
 }
 
-// hostStates groups the rule matches of the attached HTTP and gRPC
-// routes by host key, in attachment order, and returns the host keys
-// sorted. The states, their candidates and the candidate lists come from
-// the scratch slabs: two passes, the first counting, make them one
-// allocation each rather than one per value.
+// hostStates groups the attached HTTP and gRPC routes by host key, in
+// attachment order, and returns the host keys sorted. The states and
+// their lists come from the scratch slabs: two passes, the first
+// counting, make them one allocation each rather than one per value.
 func (b *builder) hostStates(g *gateway, attached []*attachedRoute) []hostState {
 	byKey := b.scratch.hosts
 	var nCands, nHosts int
@@ -536,11 +548,9 @@ func (b *builder) hostStates(g *gateway, attached []*attachedRoute) []hostState 
 	states := slices.Grow(b.scratch.states, nHosts)
 	at := slices.Grow(b.scratch.at, nHosts) // the state of each attached host, in order
 	for _, a := range attached {
-		hr := a.r.httpRules()
-		if hr == nil {
+		if a.r.httpRules() == nil {
 			continue
 		}
-		n := hr.nMatches
 		for i, h := range a.hosts {
 			hk := a.keys[i]
 			si, ok := byKey[hk]
@@ -549,49 +559,64 @@ func (b *builder) hostStates(g *gateway, attached []*attachedRoute) []hostState 
 				states = append(states, hostState{l: g.listeners[a.li], host: h, key: hk})
 				byKey[hk] = si
 			}
-			states[si].n += n
+			states[si].n++
 			at = append(at, si)
 		}
 	}
-	cands := slices.Grow(b.scratch.cands, nCands)
-	lists := slices.Grow(b.scratch.lists, nCands)[:nCands]
+	froms := slices.Grow(b.scratch.froms, nHosts)[:nHosts]
 	off := 0
 	for i := range states {
 		st := &states[i]
-		st.all, off = lists[off:off:off+st.n], off+st.n
+		st.from, off = froms[off:off:off+st.n], off+st.n
 	}
 	k := 0
 	for _, a := range attached {
-		hr := a.r.httpRules()
-		if hr == nil {
+		if a.r.httpRules() == nil {
 			continue
 		}
-		l := g.listeners[a.li]
 		for range a.hosts {
 			st := &states[at[k]]
 			k++
-			for _, rule := range hr.rules {
-				for i := range rule.matches {
-					cands = append(cands, cand{m: &rule.matches[i], rule: rule, r: a.r, l: l, matchIdx: i})
-					st.all = append(st.all, &cands[len(cands)-1])
-				}
-			}
+			st.from = append(st.from, a)
 		}
 	}
 	slices.SortFunc(states, func(x, y hostState) int { return strings.Compare(x.key, y.key) })
-	b.scratch.cands, b.scratch.states, b.scratch.at, b.scratch.lists = cands, states, at, lists
+	// Room for every candidate: those that candidates makes stay where
+	// they are while others are made.
+	b.scratch.cands = slices.Grow(b.scratch.cands, nCands)
+	b.scratch.lists = slices.Grow(b.scratch.lists, nCands)
+	b.scratch.states, b.scratch.at, b.scratch.froms = states, at, froms
 	return states
 }
 
-// hostState is what reaches one host key: its listener and the
-// candidates, in attachment order until hostKey sorts them; n counts
-// them while hostStates groups them.
+// candidates makes st.all: the rule matches of the routes that reach st,
+// in attachment order, from the scratch slabs.
+func (b *builder) candidates(g *gateway, st *hostState) {
+	s := b.scratch
+	start := len(s.lists)
+	for _, a := range st.from {
+		l := g.listeners[a.li]
+		for _, rule := range a.r.httpRules().rules {
+			for i := range rule.matches {
+				s.cands = append(s.cands, cand{m: &rule.matches[i], rule: rule, r: a.r, l: l, matchIdx: i})
+				s.lists = append(s.lists, &s.cands[len(s.cands)-1])
+			}
+		}
+	}
+	st.all = s.lists[start:len(s.lists):len(s.lists)]
+}
+
+// hostState is what reaches one host key: its listener, the routes
+// attached there (n counts them while hostStates groups them) and, once
+// candidates made them, their rule matches, in attachment order until
+// hostKey sorts them.
 type hostState struct {
 	l    *listener
 	host string
 	key  string
-	all  []*cand
+	from []*attachedRoute
 	n    int
+	all  []*cand
 }
 
 // replay writes the cached output o of a host key as hostKey wrote it.
