@@ -2,14 +2,20 @@ package gatewayapi
 
 import "github.com/haptic-io/haptic/store"
 
-// attachAliases are the aliases that decide how a resolved route
-// attaches: the Gateways and their classes, and what their listeners
-// read (certificate Secrets, ReferenceGrants, namespace labels). Routes
-// and Services decide the route template, which the memo belongs to.
-var attachAliases = [...]string{AliasGatewayClasses, AliasGateways, AliasSecrets, AliasReferenceGrants, AliasNamespaces}
-
-// attachMarks are a snapshot's views of attachAliases.
-type attachMarks [len(attachAliases)]store.Mark
+// attachMarks returns the views of marks that decide how a resolved
+// route attaches: the Gateways and their classes, and what their
+// listeners read (certificate Secrets, ReferenceGrants, namespace
+// labels); every view but those of the routes and Services, which decide
+// the route template the memo belongs to.
+func attachMarks(marks inputMarks) inputMarks {
+	for i, a := range readAliases {
+		switch a {
+		case AliasHTTPRoutes, AliasGRPCRoutes, AliasTLSRoutes, AliasServices:
+			marks[i] = store.Mark{}
+		}
+	}
+	return marks
+}
 
 // attachMemo is how a route template attached in one Build: the
 // listeners it joined, valid in every later Build of the same attach
@@ -28,34 +34,21 @@ type join struct {
 	a  *attachedRoute
 }
 
-// attachEpoch returns the epoch of a Build of the views marks of
-// attachAliases (ok false: unknown) with controller name ctl: the last
-// Build's when they are the same, else a new one; 0 when unknown. The
-// caller holds the Cache's lock.
+// attachEpoch returns the epoch of a Build of the views marks (ok false:
+// unknown) with controller name ctl: the last Build's when the views
+// that decide attachments (see attachMarks) are the same, else a new
+// one; 0 when unknown. The caller holds the Cache's lock.
 func (c *Cache) attachEpoch(marks inputMarks, ok bool, ctl string) uint64 {
 	if !ok {
 		c.attachKnown = false
 		return 0
 	}
-	var am attachMarks
-	for i, a := range attachAliases {
-		am[i] = marks[readIndex(a)]
-	}
+	am := attachMarks(marks)
 	if !c.attachKnown || am != c.attachMarks || ctl != c.attachController {
 		c.epoch++
 		c.attachKnown, c.attachMarks, c.attachController = true, am, ctl
 	}
 	return c.epoch
-}
-
-// readIndex is the place of alias a in readAliases.
-func readIndex(a string) int {
-	for i, r := range readAliases {
-		if r == a {
-			return i
-		}
-	}
-	panic("gatewayapi: " + a + " is not read by Build")
 }
 
 // rejoin attaches a route to the listeners of joins, as the Build that

@@ -75,10 +75,10 @@ type Cache struct {
 	last      *Model
 	lastMarks inputMarks
 
-	// attachMarks are the views of attachAliases of the last Build, of
-	// controller name attachController, when attachKnown; epoch counts
-	// their changes (see attachEpoch).
-	attachMarks      attachMarks
+	// attachMarks are the views that decided the last Build's
+	// attachments, of controller name attachController, when
+	// attachKnown; epoch counts their changes (see attachEpoch).
+	attachMarks      inputMarks
 	attachController string
 	attachKnown      bool
 	epoch            uint64
