@@ -165,7 +165,7 @@ func sameAsFresh(t *testing.T, cached, fresh *gatewayapi.Model, fleet func(gatew
 	}
 	for _, ref := range fresh.Gateways() {
 		if !reflect.DeepEqual(cached.RenderContext(ref), fresh.RenderContext(ref)) {
-			t.Fatalf("render context of %s: a cached Build after a Build of another store differs from a fresh Build", ref)
+			t.Fatalf("render context of %s: a cached Build differs from a fresh Build", ref)
 		}
 	}
 }
