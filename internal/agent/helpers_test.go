@@ -40,13 +40,21 @@ type site struct {
 // everything) and stops it in t.Cleanup.
 func startSite(t testing.TB, series string) *site {
 	t.Helper()
-	bin := haproxytest.Binary(t, series)
 	dir, err := os.MkdirTemp("", "hxa-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	if dir, err = filepath.EvalSymlinks(dir); err != nil {
+	return startSiteIn(t, series, dir)
+}
+
+// startSiteIn is startSite in directory dir, which the caller made and
+// removes.
+func startSiteIn(t testing.TB, series, dir string) *site {
+	t.Helper()
+	bin := haproxytest.Binary(t, series)
+	dir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
 		t.Fatal(err)
 	}
 	s := &site{series: series, dir: dir, stats: filepath.Join(dir, "stats.sock"), master: filepath.Join(dir, "master.sock"), port: haproxytest.FreePort(t)}
