@@ -34,7 +34,8 @@ import (
 //   - for each host key of each Gateway, the map entries, groups,
 //     selectors and backends its rule matches became, reused while the
 //     same rules (the same resolved routes) reach that host key on an
-//     unchanged listener, together with their JSON-shaped form.
+//     unchanged listener, together with their JSON-shaped form, and
+//     the backends of each Gateway's context in their sorted order.
 //
 // Each Build forgets the entries its store no longer holds. A Cache is
 // safe for concurrent use; Builds that share one take turns on it. The
@@ -57,18 +58,13 @@ type Cache struct {
 	serviceObjs  []map[string]any
 	servicePorts map[unsafe.Pointer]serviceEntry
 
-	// hosts are the host key outputs of each Gateway whose context the
-	// last Build built.
-	hosts map[Ref]*gatewayHosts
+	// gateways is what the last Build kept of each Gateway whose context
+	// it built; sorts counts the builder.sortedBackends calls.
+	gateways map[Ref]*gatewayState
+	sorts    uint64
 
 	// scratch is what buildContext works in (see buildScratch).
 	scratch *buildScratch
-
-	// order is the last Build's backends of each Gateway, sorted by name;
-	// sorts counts the builder.sortedBackends calls.
-	order     map[Ref][]*backendSet
-	nextOrder map[Ref][]*backendSet
-	sorts     uint64
 
 	// last is the last Build's Model and lastMarks the store views it
 	// read (see unchanged).
@@ -185,7 +181,6 @@ func (c *Cache) begin() {
 	}
 	c.builds++
 	c.used.entries, c.used.routes = 0, 0
-	c.nextOrder = make(map[Ref][]*backendSet, len(c.order))
 }
 
 // end keeps the entries this Build used and drops the others.
@@ -196,8 +191,7 @@ func (c *Cache) end() {
 	if c.used.routes < len(c.routes) {
 		maps.DeleteFunc(c.routes, func(_ unsafe.Pointer, e *routeEntry) bool { return e.used != c.builds })
 	}
-	maps.DeleteFunc(c.hosts, func(_ Ref, h *gatewayHosts) bool { return h.used != c.builds })
-	c.order, c.nextOrder = c.nextOrder, nil
+	maps.DeleteFunc(c.gateways, func(_ Ref, g *gatewayState) bool { return g.used != c.builds })
 	c.mu.Unlock()
 }
 
@@ -312,26 +306,28 @@ func (w *world) resolve(src any, key unsafe.Pointer, f func() *route) routeParen
 	return routeParents{r: e.r, entry: e}
 }
 
-// gatewayHosts are the host key outputs of one Gateway, by host key;
-// used is the last Build that built its context.
-type gatewayHosts struct {
-	byKey map[string]*hostOutput
+// gatewayState is what a Build keeps of one Gateway whose context it
+// built: the host key outputs, by host key, and the backends of the
+// context, sorted by name. used is the last Build that built it.
+type gatewayState struct {
+	hosts map[string]*hostOutput
+	order []*backendSet
 	used  uint64
 }
 
-// hostsOf returns the host key outputs of Gateway gw, for this Build to
-// read and add to (see sweepHosts).
-func (c *Cache) hostsOf(gw Ref) map[string]*hostOutput {
-	if c.hosts == nil {
-		c.hosts = map[Ref]*gatewayHosts{}
+// gateway returns what the Cache keeps of Gateway gw, for this Build to
+// read and update (see sweepHosts).
+func (c *Cache) gateway(gw Ref) *gatewayState {
+	if c.gateways == nil {
+		c.gateways = map[Ref]*gatewayState{}
 	}
-	h := c.hosts[gw]
-	if h == nil {
-		h = &gatewayHosts{byKey: map[string]*hostOutput{}}
-		c.hosts[gw] = h
+	g := c.gateways[gw]
+	if g == nil {
+		g = &gatewayState{hosts: map[string]*hostOutput{}}
+		c.gateways[gw] = g
 	}
-	h.used = c.builds
-	return h.byKey
+	g.used = c.builds
+	return g
 }
 
 // sweepHosts drops the outputs of hosts that this Build did not use,

@@ -223,10 +223,11 @@ type builder struct {
 	// mapNames; backends the backends by name.
 	maps     [len(mapNames)][]mapEntryIR
 	backends map[string]*backendSet
-	// cache, when set, keeps each host key's output for the next Build
-	// (of Gateway gw); rec records the host key being computed.
+	// cache, when set, keeps each host key's output and the backend
+	// order for the next Build, in kept (for this Gateway); rec records
+	// the host key being computed.
 	cache *Cache
-	gw    Ref
+	kept  *gatewayState
 	rec   *hostOutput
 	// scratch holds the working slices and maps, the cache's when there
 	// is one.
@@ -334,7 +335,6 @@ func (g *gateway) buildContext(c *Cache) map[string]any {
 	b := &builder{
 		ctx:   &renderContext{Namespace: g.ref.Namespace, Name: g.ref.Name, Maps: map[string][]mapEntryIR{}},
 		cache: c,
-		gw:    g.ref,
 	}
 	if c != nil {
 		if c.scratch == nil {
@@ -342,6 +342,7 @@ func (g *gateway) buildContext(c *Cache) map[string]any {
 		}
 		b.scratch = c.scratch
 		defer b.scratch.release(b)
+		b.kept = c.gateway(g.ref)
 	} else {
 		b.scratch = newBuildScratch()
 	}
@@ -414,7 +415,7 @@ func (b *builder) sortedBackends() []*backendSet {
 	}
 	c := b.cache
 	c.sorts++ // a backend may be in the contexts of several Gateways
-	for _, bs := range c.order[b.gw] {
+	for _, bs := range b.kept.order {
 		if b.backends[bs.Name] == bs {
 			bs.sort = c.sorts
 			out = append(out, bs)
@@ -430,7 +431,7 @@ func (b *builder) sortedBackends() []*backendSet {
 		slices.SortFunc(added, byName)
 		out = mergeSorted(out, added, byName)
 	}
-	c.nextOrder[b.gw] = out
+	b.kept.order = out
 	return out
 }
 
@@ -473,8 +474,8 @@ func (b *builder) http(g *gateway, byPort map[int32]*frontendIR) {
 	attached := append(append([]*attachedRoute(nil), g.http...), g.grpc...)
 	states := b.hostStates(g, attached)
 	var hosts map[string]*hostOutput
-	if b.cache != nil {
-		hosts = b.cache.hostsOf(b.gw)
+	if b.kept != nil {
+		hosts = b.kept.hosts
 	}
 	for i := range states {
 		st := &states[i]
@@ -901,8 +902,8 @@ func (b *builder) tls(g *gateway) {
 			continue
 		}
 		l := g.listeners[a.li]
-		for _, h := range a.hosts {
-			hk := hostKey(l, h)
+		for i, h := range a.hosts {
+			hk := a.keys[i]
 			b.hostEntries(MapHosts, MapHostsWild, h, l.name, hk)
 			// A route without a backend that resolves gets no entry: its
 			// connections are rejected, as the API asks.

@@ -57,9 +57,9 @@ type parentStatus struct {
 
 // attachedRoute is a route attached to one listener (li, its place in
 // the Gateway's listeners), with the hostnames it serves there (the
-// intersections of its hostnames with the listener's; "*" for any) and,
-// for HTTP and gRPC routes, their host keys. It names the listener by
-// place so that a later Build of the same Gateways reuses it.
+// intersections of its hostnames with the listener's; "*" for any) and
+// their host keys. It names the listener by place so that a later Build
+// of the same Gateways reuses it.
 type attachedRoute struct {
 	r     *route
 	li    int
@@ -203,12 +203,9 @@ func (m *Model) attachParent(w *world, r *route, g *gateway, p gatewayv1.ParentR
 		}
 		n++
 		l.attached++
-		a := &attachedRoute{r: r, li: l.index, hosts: hosts}
-		if r.kind == kindHTTP || r.kind == kindGRPC {
-			a.keys = make([]string, len(hosts))
-			for i, h := range hosts {
-				a.keys[i] = hostKey(l, h)
-			}
+		a := &attachedRoute{r: r, li: l.index, hosts: hosts, keys: make([]string, len(hosts))}
+		for i, h := range hosts {
+			a.keys[i] = hostKey(l, h)
 		}
 		g.join(a)
 		if rec != nil {

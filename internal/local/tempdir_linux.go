@@ -14,16 +14,19 @@ const tmpfsMagic = 0x01021994
 // writes (the HAProxy pods use a tmpfs for the same reason).
 func memoryTempDir() string {
 	const shm = "/dev/shm"
-	if os.Getenv("TMPDIR") != "" {
-		return ""
-	}
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(shm, &st); err != nil || st.Type != tmpfsMagic {
-		return ""
-	}
-	const writeSearch = 0x2 | 0x1 // W_OK | X_OK
-	if syscall.Access(shm, writeSearch) != nil {
+	if os.Getenv("TMPDIR") != "" || !writableTmpfs(shm) {
 		return ""
 	}
 	return shm
+}
+
+// writableTmpfs says whether dir is a tmpfs this user may create files
+// in.
+func writableTmpfs(dir string) bool {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil || st.Type != tmpfsMagic {
+		return false
+	}
+	const writeSearch = 0x2 | 0x1 // W_OK | X_OK
+	return syscall.Access(dir, writeSearch) == nil
 }
