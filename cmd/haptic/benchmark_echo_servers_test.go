@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	"github.com/haptic-io/haptic/internal/haproxytest"
+	"github.com/haptic-io/haptic/internal/testenv/syncbuf"
 )
 
 func TestBenchmarkEchoServersServeUntilStdinEnds(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	t.Cleanup(func() { _ = inW.Close(); _ = outR.Close() })
-	var stderr lockedBuffer
+	var stderr syncbuf.Buffer
 	app := newApp(outW, &stderr)
 	app.Reader = inR
 	done := make(chan error, 1)

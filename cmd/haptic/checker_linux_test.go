@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/haptic-io/haptic/internal/haproxytest"
+	"github.com/haptic-io/haptic/internal/testenv/syncbuf"
 	"github.com/haptic-io/haptic/rendergate"
 	"github.com/haptic-io/haptic/renderplan"
 )
@@ -78,7 +79,7 @@ func TestCheckerCannotReadTheControllersToken(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "checker", "--socket", sock, "--haproxy", bin, "--scratch-dir", scratch, "--log-level", "debug")
 	cmd.Env = append(os.Environ(), hideEnv+"="+tokenDir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

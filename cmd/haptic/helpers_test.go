@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"os"
-	"sync"
 	"testing"
 
 	"github.com/haptic-io/haptic/internal/haproxytest"
@@ -35,22 +33,4 @@ func haproxyForTests(t *testing.T) string {
 		t.Skip("runs haproxy -c; skipped with -short")
 	}
 	return haproxytest.Binary(t, "3.4")
-}
-
-// lockedBuffer is a bytes.Buffer safe for concurrent writes and reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

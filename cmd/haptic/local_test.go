@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/haptic-io/haptic/internal/haproxytest"
+	"github.com/haptic-io/haptic/internal/testenv/syncbuf"
 )
 
 // runCommands runs an app made of cmds (the subcommands of this file
@@ -109,7 +110,7 @@ endpoints: [{addresses: [127.0.0.1], conditions: {ready: true}}]
 		t.Fatal(err)
 	}
 	listen := fmt.Sprintf("127.0.0.1:%d", haproxytest.FreePort(t))
-	var stdout, stderr lockedBuffer
+	var stdout, stderr syncbuf.Buffer
 	app := newApp(&stdout, &stderr)
 	app.Commands = []*cli.Command{localCommand()}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -22,6 +22,7 @@ import (
 	"github.com/haptic-io/haptic/agentapi"
 	"github.com/haptic-io/haptic/haproxysock"
 	"github.com/haptic-io/haptic/internal/haproxytest"
+	"github.com/haptic-io/haptic/internal/testenv/syncbuf"
 )
 
 // agentApp is an app with only the agent command, run in process.
@@ -53,7 +54,7 @@ func TestAgentCommandSupervisesHAProxyAndPrintsItsState(t *testing.T) {
 	url := fmt.Sprintf("http://127.0.0.1:%d", apiPort)
 	ctx, cancel := context.WithCancel(context.Background())
 	// The agent's log and HAProxy's output share the error writer.
-	var out, errOut lockedBuffer
+	var out, errOut syncbuf.Buffer
 	var runErr error
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -210,7 +211,7 @@ func TestAKilledAgentTakesItsHAProxyAlongAndASecondIsRefused(t *testing.T) {
 	args := []string{"--base-dir", filepath.Join(dir, "base"), "--master-socket", filepath.Join(dir, "master.sock"),
 		"--stats-socket", filepath.Join(dir, "stats.sock"), "--listen", fmt.Sprintf("127.0.0.1:%d", apiPort), "--insecure-no-auth",
 		"--haproxy-binary", bin, "--bootstrap-bind", fmt.Sprintf("127.0.0.1:%d", httpPort), "--drift-interval", "-1s"}
-	var childErr lockedBuffer
+	var childErr syncbuf.Buffer
 	child := exec.Command(os.Args[0], args...)
 	child.Env = append(os.Environ(), childEnv+"=1")
 	child.Stdout, child.Stderr = &childErr, &childErr

@@ -1,9 +1,7 @@
 package agentcmd
 
 import (
-	"bytes"
 	"os"
-	"sync"
 	"testing"
 )
 
@@ -17,22 +15,4 @@ func TestMain(m *testing.M) {
 		os.Exit(Main(append([]string{"haptic-agent"}, os.Args[1:]...), os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
-}
-
-// lockedBuffer is a bytes.Buffer safe for concurrent writes and reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -1,7 +1,6 @@
 package e2e_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 
@@ -20,6 +18,7 @@ import (
 
 	"github.com/haptic-io/haptic/agentapi"
 	"github.com/haptic-io/haptic/internal/testenv/minicluster"
+	"github.com/haptic-io/haptic/internal/testenv/syncbuf"
 )
 
 var (
@@ -126,7 +125,7 @@ type controllerProc struct {
 	name   string
 	cmd    *exec.Cmd
 	listen string
-	log    *lockedBuffer
+	log    *syncbuf.Buffer
 	done   chan struct{}
 }
 
@@ -151,7 +150,7 @@ func (c *cluster) startController(ctx context.Context, t testing.TB, ns, identit
 		"--haproxy", c.HAProxy, "--scratch-dir", scratch, "--listen", listen,
 		"--lease-duration", "4s", "--renew-deadline", "3s", "--retry-period", "500ms", "--log-level", "debug"}
 	args = append(args, extra...)
-	p := &controllerProc{name: identity, listen: listen, log: &lockedBuffer{}, done: make(chan struct{})}
+	p := &controllerProc{name: identity, listen: listen, log: &syncbuf.Buffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(c.Haptic, args...)
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	if err := p.cmd.Start(); err != nil {
@@ -203,25 +202,6 @@ func freePort(t testing.TB) string {
 	}
 	defer l.Close()
 	return l.Addr().String()
-}
-
-// lockedBuffer is a bytes.Buffer safe for a process's two output streams
-// and the test reading it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 func asNack(err error, nack **agentapi.NackError) bool { return errors.As(err, nack) }

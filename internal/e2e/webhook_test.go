@@ -12,6 +12,8 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/haptic-io/haptic/internal/testenv/syncbuf"
 )
 
 // webhookSnippet lets the annotation haptic.test/deny-from of each
@@ -51,7 +53,7 @@ func TestWebhookRefusesABadIngressAtCreateTime(t *testing.T) {
 	_ = os.Chmod(dir, 0o755)
 	sock := filepath.Join(dir, "check.sock")
 	checker := exec.Command(c.Haptic, "checker", "--socket", sock, "--haproxy", c.HAProxy, "--scratch-dir", dir)
-	var checkerLog lockedBuffer
+	var checkerLog syncbuf.Buffer
 	checker.Stdout, checker.Stderr = &checkerLog, &checkerLog
 	if err := checker.Start(); err != nil {
 		t.Fatal(err)

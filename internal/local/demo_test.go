@@ -10,12 +10,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/haptic-io/haptic/internal/haproxytest"
+	"github.com/haptic-io/haptic/internal/testenv/syncbuf"
 )
 
 // repoRoot walks up to the directory holding the Makefile.
@@ -35,25 +35,6 @@ func repoRoot(t *testing.T) string {
 		}
 		dir = parent
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the command's writers and the
-// test's reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestMakeDemoServesTheQuickstartAndStopsCleanly runs `make demo` as a
@@ -90,7 +71,7 @@ func TestMakeDemoServesTheQuickstartAndStopsCleanly(t *testing.T) {
 		fmt.Sprintf("DEMO_STATS=127.0.0.1:%d", haproxytest.FreePort(t)),
 		fmt.Sprintf("DEMO_METRICS=127.0.0.1:%d", haproxytest.FreePort(t)))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var out syncBuffer
+	var out syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

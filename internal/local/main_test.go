@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/haptic-io/haptic/internal/local"
+	"github.com/haptic-io/haptic/internal/testenv/syncbuf"
 )
 
 // childEnv makes the test binary run local mode on the site it holds (a
@@ -76,7 +77,7 @@ func runChild(spec string) int {
 type child struct {
 	cmd    *exec.Cmd
 	info   childInfo
-	stderr *syncBuffer
+	stderr *syncbuf.Buffer
 }
 
 // startChild runs local mode on s in a child process and waits until it
@@ -88,7 +89,7 @@ func (s *site) startChild() *child {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &child{cmd: exec.Command(os.Args[0], "-test.run=^$"), stderr: &syncBuffer{}}
+	c := &child{cmd: exec.Command(os.Args[0], "-test.run=^$"), stderr: &syncbuf.Buffer{}}
 	c.cmd.Env = append(os.Environ(), childEnv+"="+string(spec))
 	c.cmd.Stderr = c.stderr
 	// HAProxy inherits the child's stderr: a HAProxy that outlives the

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/haptic-io/haptic/internal/propagation"
+	"github.com/haptic-io/haptic/internal/testenv/syncbuf"
 )
 
 // routeServer answers 404 for a host until ready(host), then 200; the
@@ -199,7 +200,7 @@ func TestProbeClientStopsWhenItsContextEnds(t *testing.T) {
 	t.Cleanup(func() { _ = inW.Close() })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	var out safeBuffer
+	var out syncbuf.Buffer
 	go func() { done <- propagation.RunProbeClient(ctx, propagation.ProbeClientConfig{URL: ts.URL}, inR, &out) }()
 	if _, err := io.WriteString(inW, "never.test\n"); err != nil {
 		t.Fatal(err)
@@ -222,22 +223,4 @@ func TestProbeClientRequiresAURL(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "URL is required") {
 		t.Errorf("error %v, want URL is required", err)
 	}
-}
-
-// safeBuffer is a strings.Builder safe for one writer and one reader.
-type safeBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *safeBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *safeBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
