@@ -16,31 +16,12 @@ type grpcRoute struct {
 // paths: service and method give an Exact path, a service alone a path
 // prefix, a method alone or a RegularExpression match a path regex.
 func (w *world) resolveGRPCRoute(gr *gatewayv1.GRPCRoute) *route {
-	r := &route{
-		kind:       kindGRPC,
-		ref:        Ref{Namespace: gr.Namespace, Name: gr.Name},
-		generation: gr.Generation,
-		created:    gr.CreationTimestamp,
-		parentRefs: gr.Spec.ParentRefs,
-		grpc:       &grpcRoute{http: &httpRoute{}},
-	}
-	for _, h := range gr.Spec.Hostnames {
-		r.addHostname(string(h))
-	}
+	r := newRoute(kindGRPC, &gr.ObjectMeta, gr.Spec.ParentRefs, gr.Spec.Hostnames)
+	r.grpc = &grpcRoute{http: &httpRoute{}}
 	var results []refResult
 	for i, rule := range gr.Spec.Rules {
 		hr := &httpRule{index: i}
-		for _, m := range rule.Matches {
-			nm, problem := grpcMatch(m)
-			if problem != "" {
-				r.unsupported = problem
-				continue
-			}
-			hr.matches = append(hr.matches, nm)
-		}
-		if len(rule.Matches) == 0 {
-			hr.matches = []httpMatch{{pathType: string(gatewayv1.PathMatchPathPrefix), path: "/"}}
-		}
+		addMatches(r, hr, rule.Matches, grpcMatch)
 		for _, f := range rule.Filters {
 			hf := gatewayv1.HTTPRouteFilter{RequestHeaderModifier: f.RequestHeaderModifier, ResponseHeaderModifier: f.ResponseHeaderModifier}
 			switch f.Type {
@@ -51,14 +32,7 @@ func (w *world) resolveGRPCRoute(gr *gatewayv1.GRPCRoute) *route {
 			default:
 				hf.Type = gatewayv1.HTTPRouteFilterType(f.Type)
 			}
-			if problem := checkFilter(hf); problem != "" {
-				hr.fail = true
-				if r.unsupported == "" {
-					r.unsupported = problem
-				}
-				continue
-			}
-			hr.filters = append(hr.filters, hf)
+			r.keepFilter(hr, hf)
 		}
 		var rr []refResult
 		for _, b := range rule.BackendRefs {

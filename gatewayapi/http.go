@@ -146,44 +146,48 @@ func safePath(s string) bool {
 	return true
 }
 
+// addMatches adds a rule's matches, normalized, to hr; one that cannot
+// be normalized is left out and makes the route UnsupportedValue. No
+// matches is one match of every path.
+func addMatches[M any](r *route, hr *httpRule, matches []M, normalize func(M) (httpMatch, string)) {
+	for _, m := range matches {
+		nm, problem := normalize(m)
+		if problem != "" {
+			r.unsupported = problem
+			continue
+		}
+		hr.matches = append(hr.matches, nm)
+	}
+	if len(matches) == 0 {
+		hr.matches = []httpMatch{{pathType: string(gatewayv1.PathMatchPathPrefix), path: "/"}}
+	}
+}
+
+// keepFilter adds filter f to hr; a filter HAPTIC does not apply fails
+// the rule (its requests get a 500) and makes the route UnsupportedValue.
+func (r *route) keepFilter(hr *httpRule, f gatewayv1.HTTPRouteFilter) {
+	if problem := checkFilter(f); problem != "" {
+		hr.fail = true
+		if r.unsupported == "" {
+			r.unsupported = problem
+		}
+		return
+	}
+	hr.filters = append(hr.filters, f)
+}
+
 var methods = map[string]bool{"GET": true, "HEAD": true, "POST": true, "PUT": true, "DELETE": true, "CONNECT": true, "OPTIONS": true, "TRACE": true, "PATCH": true}
 
 // resolveHTTPRoute turns an HTTPRoute into a route.
 func (w *world) resolveHTTPRoute(hr *gatewayv1.HTTPRoute) *route {
-	r := &route{
-		kind:       kindHTTP,
-		ref:        Ref{Namespace: hr.Namespace, Name: hr.Name},
-		generation: hr.Generation,
-		created:    hr.CreationTimestamp,
-		parentRefs: hr.Spec.ParentRefs,
-		http:       &httpRoute{},
-	}
-	for _, h := range hr.Spec.Hostnames {
-		r.addHostname(string(h))
-	}
+	r := newRoute(kindHTTP, &hr.ObjectMeta, hr.Spec.ParentRefs, hr.Spec.Hostnames)
+	r.http = &httpRoute{}
 	var results []refResult
 	for i, rule := range hr.Spec.Rules {
 		hr := &httpRule{index: i}
-		for _, m := range rule.Matches {
-			nm, problem := normalizeHTTPMatch(m)
-			if problem != "" {
-				r.unsupported = problem
-				continue
-			}
-			hr.matches = append(hr.matches, nm)
-		}
-		if len(rule.Matches) == 0 {
-			hr.matches = []httpMatch{{pathType: string(gatewayv1.PathMatchPathPrefix), path: "/"}}
-		}
+		addMatches(r, hr, rule.Matches, normalizeHTTPMatch)
 		for _, f := range rule.Filters {
-			if problem := checkFilter(f); problem != "" {
-				hr.fail = true
-				if r.unsupported == "" {
-					r.unsupported = problem
-				}
-				continue
-			}
-			hr.filters = append(hr.filters, f)
+			r.keepFilter(hr, f)
 		}
 		if t := rule.Timeouts; t != nil {
 			hr.timeoutMS = minTimeout(t.Request, t.BackendRequest)

@@ -35,6 +35,22 @@ type route struct {
 	tls  *tlsRoute
 }
 
+// newRoute is a route of kind from the metadata, parents and hostnames
+// every route kind's spec has; the caller fills in the kind's rules.
+func newRoute(kind string, meta *metav1.ObjectMeta, parents []gatewayv1.ParentReference, hostnames []gatewayv1.Hostname) *route {
+	r := &route{
+		kind:       kind,
+		ref:        Ref{Namespace: meta.Namespace, Name: meta.Name},
+		generation: meta.Generation,
+		created:    meta.CreationTimestamp,
+		parentRefs: parents,
+	}
+	for _, h := range hostnames {
+		r.addHostname(string(h))
+	}
+	return r
+}
+
 // addHostname adds a hostname of the route's spec; one that is not a
 // DNS name (the API server's schema refuses those) is left out and makes
 // the route UnsupportedValue.

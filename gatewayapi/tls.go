@@ -11,17 +11,8 @@ type tlsRoute struct {
 }
 
 func (w *world) resolveTLSRoute(tr *gatewayv1.TLSRoute) *route {
-	r := &route{
-		kind:       kindTLS,
-		ref:        Ref{Namespace: tr.Namespace, Name: tr.Name},
-		generation: tr.Generation,
-		created:    tr.CreationTimestamp,
-		parentRefs: tr.Spec.ParentRefs,
-		tls:        &tlsRoute{},
-	}
-	for _, h := range tr.Spec.Hostnames {
-		r.addHostname(string(h))
-	}
+	r := newRoute(kindTLS, &tr.ObjectMeta, tr.Spec.ParentRefs, tr.Spec.Hostnames)
+	r.tls = &tlsRoute{}
 	var rr []refResult
 	for _, rule := range tr.Spec.Rules {
 		for _, b := range rule.BackendRefs {
