@@ -31,7 +31,6 @@ import (
 )
 
 var (
-	crdGVR          = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	gatewayClassGVR = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gatewayclasses"}
 )
 
@@ -97,35 +96,8 @@ func startEnv(ctx context.Context, t *testing.T) *env {
 // Established.
 func (e *env) installHapticCRDs(ctx context.Context, t *testing.T) {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(moduleRoot(t), "config", "crd", "bases", "*.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no CRDs under config/crd/bases: %v", err)
-	}
-	var names []string
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		objs, err := minicluster.SplitManifests(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := minicluster.Apply(ctx, e.RESTConfig(), objs); err != nil {
-			t.Fatal(err)
-		}
-		for _, o := range objs {
-			names = append(names, o.GetName())
-		}
-	}
-	for _, name := range names {
-		waitFor(ctx, t, "CRD "+name+" established", time.Minute, func() (bool, string) {
-			u, err := e.Dynamic.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				return false, err.Error()
-			}
-			return conditionTrue(u, "Established"), "not established"
-		})
+	if err := minicluster.InstallCRDs(ctx, e.RESTConfig(), filepath.Join(moduleRoot(t), "config", "crd", "bases", "*.yaml")); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -3,7 +3,6 @@ package e2e_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -24,7 +23,6 @@ import (
 var (
 	configGVR = schema.GroupVersionResource{Group: "haproxy-haptic.org", Version: "v1alpha1", Resource: "haproxytemplateconfigs"}
 	outputGVR = schema.GroupVersionResource{Group: "haproxy-haptic.org", Version: "v1alpha1", Resource: "haproxycfgs"}
-	crdGVR    = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 )
 
 // installCRDs applies HAPTIC's CRDs (config/crd/bases) and waits until
@@ -35,42 +33,8 @@ func (c *cluster) installCRDs(ctx context.Context, t testing.TB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := filepath.Glob(filepath.Join(root, "config", "crd", "bases", "*.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no CRDs under config/crd/bases: %v", err)
-	}
-	var names []string
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		objs, err := minicluster.SplitManifests(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := minicluster.Apply(ctx, c.RESTConfig(), objs); err != nil {
-			t.Fatal(err)
-		}
-		for _, o := range objs {
-			names = append(names, o.GetName())
-		}
-	}
-	for _, name := range names {
-		poll(ctx, t, "CRD "+name+" established", func() (bool, string) {
-			u, err := c.Dynamic.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				return false, err.Error()
-			}
-			conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-			for _, cd := range conds {
-				m, _ := cd.(map[string]any)
-				if m["type"] == "Established" && m["status"] == "True" {
-					return true, ""
-				}
-			}
-			return false, fmt.Sprintf("conditions %v", conds)
-		})
+	if err := minicluster.InstallCRDs(ctx, c.RESTConfig(), filepath.Join(root, "config", "crd", "bases", "*.yaml")); err != nil {
+		t.Fatal(err)
 	}
 }
 

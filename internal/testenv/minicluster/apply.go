@@ -95,32 +95,40 @@ func newMapper(dc discovery.DiscoveryInterface) (meta.RESTMapper, error) {
 // (Binaries.GatewayCRDDir or GatewayExperimentalCRDDir) and waits until
 // each CRD is Established.
 func InstallGatewayCRDs(ctx context.Context, cfg *rest.Config, dir string) error {
-	paths, err := filepath.Glob(filepath.Join(dir, "gateway.networking.*.yaml"))
+	return InstallCRDs(ctx, cfg, filepath.Join(dir, "gateway.networking.*.yaml"))
+}
+
+// InstallCRDs applies the manifests of every file that matches pattern
+// (filepath.Glob: config/crd/bases/*.yaml), in name order, and waits up
+// to a minute until each CustomResourceDefinition among them is
+// Established.
+func InstallCRDs(ctx context.Context, cfg *rest.Config, pattern string) error {
+	paths, err := filepath.Glob(pattern)
 	if err != nil {
-		return fmt.Errorf("install gateway crds: %w", err)
+		return fmt.Errorf("install crds: %w", err)
 	}
 	if len(paths) == 0 {
-		return fmt.Errorf("install gateway crds: no gateway.networking.*.yaml in %s", dir)
+		return fmt.Errorf("install crds: no file matches %s", pattern)
 	}
 	sort.Strings(paths)
 	var objs []*unstructured.Unstructured
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {
-			return fmt.Errorf("install gateway crds: %w", err)
+			return fmt.Errorf("install crds: %w", err)
 		}
 		o, err := SplitManifests(b)
 		if err != nil {
-			return fmt.Errorf("install gateway crds: %s: %w", filepath.Base(p), err)
+			return fmt.Errorf("install crds: %s: %w", filepath.Base(p), err)
 		}
 		objs = append(objs, o...)
 	}
 	if err := Apply(ctx, cfg, objs); err != nil {
-		return fmt.Errorf("install gateway crds: %w", err)
+		return fmt.Errorf("install crds: %w", err)
 	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
-		return fmt.Errorf("install gateway crds: %w", err)
+		return fmt.Errorf("install crds: %w", err)
 	}
 	crds := dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
@@ -132,14 +140,14 @@ func InstallGatewayCRDs(ctx context.Context, cfg *rest.Config, dir string) error
 		for {
 			got, err := crds.Get(ctx, o.GetName(), metav1.GetOptions{})
 			if err != nil && !apierrors.IsNotFound(err) {
-				return fmt.Errorf("install gateway crds: get %s: %w", o.GetName(), err)
+				return fmt.Errorf("install crds: get %s: %w", o.GetName(), err)
 			}
 			if err == nil && crdEstablished(got) {
 				break
 			}
 			select {
 			case <-ctx.Done():
-				return fmt.Errorf("install gateway crds: %s not Established: %w", o.GetName(), ctx.Err())
+				return fmt.Errorf("install crds: %s not Established: %w", o.GetName(), ctx.Err())
 			case <-time.After(100 * time.Millisecond):
 			}
 		}
