@@ -22,6 +22,16 @@ const (
 	metricHeapGoal    = "/gc/heap/goal:bytes"
 )
 
+// collectQuiet is how long the loop must stay idle after a
+// reconciliation before the idle collector starts the collection it
+// decided on. Changes that come one right after another (a route added
+// as soon as the previous one serves, a few milliseconds apart even
+// through the apiserver) leave no quiet: a collection started at once
+// would only overlap the next reconciliation, and collecting before
+// the runtime would have adds collections. The runtime then collects
+// on its own.
+const collectQuiet = 20 * time.Millisecond
+
 // earliestTrigger is the fraction of the way from the live heap to the
 // heap goal at which the Go runtime may start a collection on its own:
 // its pacer never triggers below 45/64 of it (runtime/mgcpacer.go,
@@ -53,13 +63,12 @@ func collectSoon(h heapStats, perReconcile uint64) bool {
 // idleCollector moves the garbage collector's work out of
 // reconciliations. The loop calls begin before a reconciliation and end
 // after it; when the next one would likely start a collection (see
-// collectSoon), end starts one in the background, to run in the quiet
-// before the next change. Changes that come right after one another leave
-// no quiet: the collection then overlaps the next reconciliation, as the
-// runtime's own would.
+// collectSoon), end schedules one in the background, to run in the quiet
+// before the next change: once the loop has stayed idle for quiet
+// (collectQuiet in a Loop; 0 starts it at once). A reconciliation that
+// begins sooner cancels it.
 //
-// begin and end belong to the loop goroutine; wait may be called from
-// any goroutine.
+// begin, end and wait belong to the loop goroutine.
 type idleCollector struct {
 	read    func() heapStats // nil: the runtime's metrics
 	collect func()           // nil: runtime.GC
@@ -68,6 +77,11 @@ type idleCollector struct {
 	// collectAfter: end may start a collection (Config.IdleGC); without
 	// it the collector only releases memory after quiet spells.
 	collectAfter bool
+	// quiet is how long after end a collection it decided on starts.
+	quiet time.Duration
+	// pending is the collection end scheduled, until it starts or
+	// begin cancels it.
+	pending *time.Timer
 
 	atStart      uint64 // Allocs at begin
 	perReconcile uint64 // a halving peak of the bytes one reconciliation allocates
@@ -85,8 +99,10 @@ func (c *idleCollector) stats() heapStats {
 	return readHeapStats()
 }
 
-// begin marks the start of a reconciliation.
+// begin marks the start of a reconciliation, which cancels a collection
+// scheduled and not started yet.
 func (c *idleCollector) begin() {
+	c.cancelPending()
 	if c.collectAfter {
 		c.atStart = c.stats().Allocs
 	}
@@ -104,17 +120,52 @@ func (c *idleCollector) end() {
 	// behind many routes) keeps the margin for a few more, and the first
 	// render of everything stops counting after a dozen.
 	c.perReconcile = max(h.Allocs-c.atStart, c.perReconcile/2)
-	if !collectSoon(h, c.perReconcile) || !c.running.CompareAndSwap(false, true) {
+	if !collectSoon(h, c.perReconcile) {
 		return
 	}
-	c.wg.Go(func() {
-		defer c.running.Store(false)
-		if c.collect != nil {
-			c.collect()
-			return
+	if c.quiet <= 0 {
+		if c.running.CompareAndSwap(false, true) {
+			c.wg.Go(func() {
+				defer c.running.Store(false)
+				c.run()
+			})
 		}
-		runtime.GC()
+		return
+	}
+	c.cancelPending()
+	c.wg.Add(1)
+	c.pending = time.AfterFunc(c.quiet, func() {
+		defer c.wg.Done()
+		c.collectNow()
 	})
+}
+
+// collectNow runs a collection unless one runs already.
+func (c *idleCollector) collectNow() {
+	if !c.running.CompareAndSwap(false, true) {
+		return
+	}
+	defer c.running.Store(false)
+	c.run()
+}
+
+func (c *idleCollector) run() {
+	if c.collect != nil {
+		c.collect()
+		return
+	}
+	runtime.GC()
+}
+
+// cancelPending cancels the scheduled collection, if it has not started.
+func (c *idleCollector) cancelPending() {
+	if c.pending == nil {
+		return
+	}
+	if c.pending.Stop() {
+		c.wg.Done()
+	}
+	c.pending = nil
 }
 
 // idle is called once the loop has idled for [Config].IdleRelease after a
@@ -139,7 +190,10 @@ func (c *idleCollector) idle() {
 }
 
 // wait waits for a collection end or idle started.
-func (c *idleCollector) wait() { c.wg.Wait() }
+func (c *idleCollector) wait() {
+	c.cancelPending()
+	c.wg.Wait()
+}
 
 // readHeapStats reads the runtime's heap metrics.
 func readHeapStats() heapStats {

@@ -333,3 +333,34 @@ func TestLoopReDispatchOfTheSamePlanKeepsTheQuietSpell(t *testing.T) {
 		t.Fatal("no release while the same plan was re-dispatched every 200 ms")
 	}
 }
+
+func TestIdleCollectorCollectsOnlyAfterAQuiet(t *testing.T) {
+	heap := &scriptedHeap{h: heapStats{Objects: 120 * mib, Live: 64 * mib, Goal: 128 * mib}}
+	started := make(chan struct{}, 8)
+	c := &idleCollector{collectAfter: true, read: heap.read, quiet: time.Millisecond, collect: func() { started <- struct{}{} }}
+	// Back to back: the next reconciliation begins before the quiet is
+	// over and cancels the collection the one before scheduled, however
+	// long it then runs.
+	c.begin()
+	heap.alloc(mib)
+	c.end()
+	c.begin()
+	time.Sleep(20 * time.Millisecond) // a reconciliation twenty quiets long
+	heap.h.Objects = heap.h.Live      // far from the trigger: end schedules nothing
+	c.end()
+	c.wait()
+	if n := len(started); n != 0 {
+		t.Fatalf("%d collections while reconciliations came back to back, want 0", n)
+	}
+	// A reconciliation followed by a quiet: its collection runs.
+	heap.h.Objects = 120 * mib
+	c.begin()
+	heap.alloc(mib)
+	c.end()
+	select {
+	case <-started:
+	case <-time.After(waitTimeout):
+		t.Fatal("no collection after the loop stayed idle for the quiet")
+	}
+	c.wait()
+}

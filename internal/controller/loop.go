@@ -247,7 +247,7 @@ func New(cfg Config) (*Loop, error) {
 		engine:   cfg.Engine,
 	}
 	if cfg.IdleGC || cfg.IdleRelease > 0 {
-		l.idleGC = &idleCollector{collectAfter: cfg.IdleGC}
+		l.idleGC = &idleCollector{collectAfter: cfg.IdleGC, quiet: collectQuiet}
 	}
 	if p, ok := cfg.Checker.(rendergate.Pauser); ok {
 		l.pauser = p
