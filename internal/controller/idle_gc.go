@@ -27,9 +27,8 @@ const (
 // decided on. Changes that come one right after another (a route added
 // as soon as the previous one serves, a few milliseconds apart even
 // through the apiserver) leave no quiet: a collection started at once
-// would only overlap the next reconciliation, and collecting before
-// the runtime would have adds collections. The runtime then collects
-// on its own.
+// would only overlap the next reconciliation, and starting collections
+// early makes more of them. Those are left to the runtime.
 const collectQuiet = 20 * time.Millisecond
 
 // earliestTrigger is the fraction of the way from the live heap to the
