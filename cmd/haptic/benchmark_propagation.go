@@ -56,6 +56,7 @@ func benchmarkPropagationCommand() *cli.Command {
 			&cli.StringFlag{Name: "workdir", Usage: "local mode's work directory (HAProxy's tree, the agent's state); default: a temporary one, on /dev/shm when it is a tmpfs and TMPDIR is unset"},
 			&cli.BoolFlag{Name: "in-process", Usage: "run the poller and the echo backends as goroutines of this process, not as child processes (local mode's work then delays them)"},
 			idleGCFlag(),
+			heapHeadroomFlag(),
 			checkSpacingFlag(),
 			&cli.StringFlag{Name: "log-level", Usage: "local mode's log level (debug, info, warn, error)", Value: "error"},
 		},
@@ -97,6 +98,11 @@ func benchmarkPropagationCommand() *cli.Command {
 				defer func() { _ = f.Close() }()
 				profiles[flag] = f
 			}
+			stopGovernor, err := startHeapGovernor(c)
+			if err != nil {
+				return err
+			}
+			defer stopGovernor()
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			res, err := propagation.Run(ctx, propagation.Config{

@@ -53,6 +53,7 @@ func controllerCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "webhook-cert-hosts", Usage: "further DNS names or IP addresses of the serving certificate (a url clientConfig's host)", EnvVars: []string{"HAPTIC_WEBHOOK_CERT_HOSTS"}},
 			&cli.StringFlag{Name: "webhook-configuration", Usage: "ValidatingWebhookConfiguration whose caBundle the controller sets to its CA (empty: none; not with --webhook-cert-dir)", EnvVars: []string{"HAPTIC_WEBHOOK_CONFIGURATION"}},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", EnvVars: []string{"HAPTIC_LOG_LEVEL"}},
+			heapHeadroomFlag(),
 			&cli.StringFlag{Name: "gateway-controller-name", Value: gatewayapi.ControllerName, Usage: "gateway mode: the GatewayClass controllerName served", EnvVars: []string{"HAPTIC_GATEWAY_CONTROLLER_NAME"}},
 			&cli.StringFlag{Name: "gateway-haproxy-image", Value: cluster.DefaultFleetHAProxyImage, Usage: "gateway mode: image of the haproxy container of each Gateway's fleet", EnvVars: []string{"HAPTIC_GATEWAY_HAPROXY_IMAGE"}},
 			&cli.StringFlag{Name: "gateway-agent-image", Value: cluster.DefaultFleetAgentImage, Usage: "gateway mode: haptic image of each fleet's bootstrap and agent containers (they run its /usr/local/bin/haptic-agent)", EnvVars: []string{"HAPTIC_GATEWAY_AGENT_IMAGE"}},
@@ -70,6 +71,11 @@ func controllerCommand() *cli.Command {
 			if err != nil {
 				return cli.Exit(err.Error(), 2)
 			}
+			stopGovernor, err := startHeapGovernor(c)
+			if err != nil {
+				return cli.Exit(err.Error(), 2)
+			}
+			defer stopGovernor()
 			return cluster.Run(ctx, cfg)
 		},
 	}

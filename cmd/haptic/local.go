@@ -42,6 +42,7 @@ func localCommand() *cli.Command {
 			debounceFlag(),
 			&cli.DurationFlag{Name: "min-reload-interval", Usage: "least time between two reloads (the agent paces reloads); negative: no pacing", Value: 0, DefaultText: "2s", EnvVars: []string{"HAPTIC_MIN_RELOAD_INTERVAL"}},
 			idleGCFlag(),
+			heapHeadroomFlag(),
 			checkSpacingFlag(),
 			&cli.StringFlag{Name: "workdir", Usage: "directory for HAProxy's tree, the agent's state and sockets (default: a temporary directory, removed at exit: on /dev/shm when it is a tmpfs and TMPDIR is unset, else in TMPDIR)", EnvVars: []string{"HAPTIC_WORKDIR"}},
 			&cli.StringFlag{Name: "echo", Usage: "comma-separated loopback addresses to start tiny echo HTTP servers on (demo backends)", EnvVars: []string{"HAPTIC_ECHO"}},
@@ -53,6 +54,11 @@ func localCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			stopGovernor, err := startHeapGovernor(c)
+			if err != nil {
+				return err
+			}
+			defer stopGovernor()
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			resources := c.String("resources")
