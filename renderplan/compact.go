@@ -1,5 +1,7 @@
 package renderplan
 
+import "strings"
+
 // compactShare and compactMin say when [Cache.Compact] is worth its
 // copy: when the entries made since the last compaction are an eighth of
 // the latest build's, and at least 32.
@@ -46,13 +48,16 @@ func (c *Cache) Compact() bool {
 			partSize += len(e.enc) + len(e.sec)
 		}
 	}
-	texts := make([]byte, 0, textSize)
+	// A Builder hands over its buffer as the string: the texts are
+	// copied once, not a second time by a []byte-to-string conversion.
+	var texts strings.Builder
+	texts.Grow(textSize)
 	for _, e := range c.last {
 		if movable(e) {
-			texts = append(texts, e.text...)
+			texts.WriteString(e.text)
 		}
 	}
-	allText := string(texts)
+	allText := texts.String()
 	parts := make([]byte, 0, partSize)
 	slab := make([]backendEntry, len(c.last))
 	off := 0

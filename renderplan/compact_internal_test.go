@@ -7,7 +7,7 @@ import (
 )
 
 // growOneByOne builds n plans, each with one more backend than the last.
-func growOneByOne(t *testing.T, c *Cache, n int) {
+func growOneByOne(t testing.TB, c *Cache, n int) {
 	t.Helper()
 	profiles := []Profile{{Name: "web", Mode: "http"}}
 	pieces := []Piece{{Kind: SectionProfile, Name: "web", Text: ProfileText("web", []string{"mode http"})}}
@@ -63,5 +63,19 @@ func TestCompactWaitsForFewNewEntries(t *testing.T) {
 	growOneByOne(t, &c, compactMin) // one more backend, after a build of the same ones
 	if !c.Compact() {
 		t.Errorf("Compact did nothing after %d new entries", c.born)
+	}
+}
+
+// BenchmarkCompact measures one compaction of 1,000 backends' entries
+// (B/op is what a compaction allocates besides the entries it moves).
+func BenchmarkCompact(b *testing.B) {
+	var c Cache
+	growOneByOne(b, &c, 1000)
+	b.ReportAllocs()
+	for b.Loop() {
+		c.born = len(c.last) // as after as many new entries
+		if !c.Compact() {
+			b.Fatal("Compact did nothing")
+		}
 	}
 }
